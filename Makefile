@@ -1,0 +1,63 @@
+# Every command a person runs. `make help` lists them.
+# Set-up is part of them: the first command makes .venv from requirements.txt.
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+READY  := $(VENV)/.installed
+POST   ?=
+QUARTO ?= quarto
+
+.DEFAULT_GOAL := site
+.PHONY: site help test test-fast execute check inline standin smoke preview clean
+
+help:  ## list the commands
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
+
+$(READY): requirements.txt
+	@echo "setting up $(VENV) from requirements.txt (once; again when it changes)"
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	@touch $@
+
+site: $(READY) inline quarto-present  ## build the site into _site/ (renders stored outputs; trains nothing)
+	$(QUARTO) render --no-execute
+
+preview: $(READY) inline quarto-present  ## live preview while writing
+	$(QUARTO) preview --no-execute
+
+.PHONY: quarto-present
+quarto-present:
+	@command -v $(QUARTO) >/dev/null 2>&1 || { \
+	  echo "Quarto is not installed, so the site cannot be rendered."; \
+	  echo "Install Quarto 1.7 or newer from https://quarto.org/docs/get-started/"; \
+	  echo "(or, where GitHub downloads work: $(PY) -m pip install quarto-cli), then run make again."; \
+	  echo "Everything else (make test, make check, make execute) works without it."; \
+	  exit 1; }
+
+test: $(READY)  ## the whole test suite, smoke runs of every post included (what CI runs)
+	$(PY) -m pytest
+
+test-fast: $(READY)  ## the tests that run no notebook
+	$(PY) -m pytest -m "not slow"
+
+execute: $(READY)  ## re-run posts in place and save their outputs: make execute [POST=slug-part] [OFFLINE=1]
+	$(if $(OFFLINE),$(PY) -m tools.standin_data)
+	$(PY) -m tools.execute_posts $(if $(POST),--post $(POST)) $(if $(OFFLINE),--offline)
+
+check: $(READY)  ## publishing checks: stale or missing outputs, errors, drifted setup, unquoted numbers, …
+	$(PY) -m tools.check_posts $(if $(POST),--post $(POST))
+
+inline: $(READY)  ## copy _style.py/_arch.py into each post's setup cell and write each post's links
+	$(PY) -m tools.inline_helpers
+	$(PY) -m tools.post_links
+
+standin: $(READY)  ## build the offline stand-in data in .cache/huggingface (never your own HF cache)
+	$(PY) -m tools.standin_data
+
+smoke: $(READY)  ## run posts with small parameters on CPU, in a temporary copy: make smoke [POST=…]
+	$(PY) -m tools.smoke_run $(if $(POST),--post $(POST)) --save .cache/smoke
+
+clean:  ## remove the rendered site and caches (keeps .venv and the stand-in data)
+	rm -rf _site .quarto .pytest_cache .cache/smoke
+	find . -name __pycache__ -prune -exec rm -rf {} +

@@ -1,0 +1,78 @@
+"""Build small post notebooks in code, so each test shows the one cell that makes it fail.
+
+`publishable(...)` gives a notebook that passes every publishing check: front
+matter, cells that ran with their source hashes recorded, and provenance. A test
+then adds or changes one thing.
+"""
+import nbformat
+
+from tools.inline_helpers import inline
+from tools.notebooks import blog_metadata, front_matter, source_sha256, write_notebook_atomically
+from tools.post_links import repository_url, write_links
+
+FRONT_MATTER = """---
+title: "An example post"
+description: "A post built by the test factory."
+date: 2026-01-01
+categories: [testing]
+---"""
+
+PROVENANCE = {
+    "executed_at": "2026-01-01T00:00:00+00:00", "duration_s": 1.0, "python": "3.11.7",
+    "packages": {}, "device": "cpu", "machine": {}, "parameters_overridden": {}, "data": "none",
+}
+
+
+def md(text):
+    return nbformat.v4.new_markdown_cell(text)
+
+
+def stream(text, name="stdout"):
+    return nbformat.v4.new_output("stream", name=name, text=text)
+
+
+def image(caption_text="a plot"):
+    return nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo=", "text/plain": caption_text})
+
+
+def error(ename="ValueError", evalue="bad"):
+    return nbformat.v4.new_output("error", ename=ename, evalue=evalue, traceback=[])
+
+
+def ran(source, *outputs, tags=()):
+    """A code cell as `make execute` leaves it: outputs, an execution count, the hash of its source."""
+    cell = nbformat.v4.new_code_cell(source, execution_count=1, outputs=list(outputs))
+    cell.metadata["blog"] = {"source_sha256": source_sha256(source)}
+    if tags:
+        cell.metadata["tags"] = list(tags)
+    return cell
+
+
+def never_ran(source):
+    return nbformat.v4.new_code_cell(source)
+
+
+def publishable(*cells, front=FRONT_MATTER, helpers=(), provenance=PROVENANCE):
+    """A notebook that passes every check, with `cells` after its front matter."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [md(front), *cells]
+    if helpers:
+        blog_metadata(nb)["helpers"] = list(helpers)
+        inline(nb)
+        setup = nb.cells[1]
+        setup.execution_count = 1
+        setup.metadata["blog"] = {"source_sha256": source_sha256(setup.source)}
+    if provenance is not None:
+        blog_metadata(nb)["provenance"] = dict(provenance)
+    return nb
+
+
+def save_post(nb, posts_dir, folder="2026-01-01-example", links=True):
+    """Write `nb` as a post under `posts_dir` (with its generated links, unless told not to); returns its path."""
+    if links and front_matter(nb) is not None:
+        write_links(nb, folder, repository_url())
+    path = posts_dir / folder / "index.ipynb"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_notebook_atomically(nb, path)
+    return path

@@ -1,0 +1,170 @@
+"""Each publishing check refuses the failure it exists for, and accepts the fixed version."""
+import pytest
+
+from tests.factory import FRONT_MATTER, error, image, md, never_ran, publishable, ran, save_post, stream
+from tools.check_posts import check_notebook, main, quoted_numbers
+from tools.notebooks import INJECTED_TAG, blog_metadata
+
+FIGURE = '#| label: fig-loss\n#| fig-cap: "Loss falls."\n#| fig-alt: "A falling line."\nplot()'
+
+
+def problems_of(nb, tmp_path):
+    return [str(problem) for problem in check_notebook(save_post(nb, tmp_path / "posts"))]
+
+
+def assert_refused(nb, tmp_path, *fragments):
+    problems = problems_of(nb, tmp_path)
+    assert len(problems) == 1, problems
+    assert "posts/2026-01-01-example" in problems[0]
+    for fragment in fragments:
+        assert fragment in problems[0], problems[0]
+
+
+def test_publishable_notebook_passes(tmp_path):
+    nb = publishable(ran("print('accuracy 87.3 %')", stream("accuracy 87.3 %\n")),
+                     md("The reader got 87.3 % right."), ran(FIGURE, image()), helpers=["_style.py"])
+    assert problems_of(nb, tmp_path) == []
+
+
+def test_cell_that_never_ran_is_refused(tmp_path):
+    assert_refused(publishable(ran("x = 1"), never_ran("print(x)")), tmp_path, "cell 3 (code)", "never ran")
+
+
+def test_error_output_is_refused(tmp_path):
+    assert_refused(publishable(ran("1/0", error("ZeroDivisionError", "division by zero"))), tmp_path,
+                   "cell 2", "ZeroDivisionError")
+
+
+def test_stale_cell_is_refused(tmp_path):
+    nb = publishable(ran("print(1)", stream("1\n")))
+    nb.cells[1].source = "print(2)"
+    assert_refused(nb, tmp_path, "cell 2", "stale")
+
+
+def test_cell_without_recorded_hash_is_refused(tmp_path):
+    nb = publishable(ran("print(1)", stream("1\n")))
+    del nb.cells[1].metadata["blog"]
+    assert_refused(nb, tmp_path, "cell 2", "not run by `make execute`")
+
+
+def test_drifted_setup_cell_is_refused(tmp_path):
+    nb = publishable(helpers=["_style.py"])
+    nb.cells[1].source = nb.cells[1].source.replace("#2a78d6", "#000000")
+    problems = problems_of(nb, tmp_path)
+    assert any("setup cell differs from the current _style.py" in problem for problem in problems), problems
+
+
+@pytest.mark.parametrize("source", [
+    "import _style", "from _arch import diagram", "from tools.notebooks import read_notebook",
+    "from . import helpers", "import sys\nsys.path.append('..')", "import sys\nsys.path.insert(0, '..')",
+    "import sys\nsys.path += ['..']", "%run ../other.py",
+])
+def test_sibling_import_or_sys_path_edit_is_refused(tmp_path, source):
+    problems = problems_of(publishable(ran(source)), tmp_path)
+    assert problems and all("cell 2" in problem for problem in problems), problems
+
+
+def test_library_imports_are_accepted(tmp_path):
+    assert problems_of(publishable(ran("import numpy as np\nimport torch.nn as nn\nimport sys\nprint(sys.version)")),
+                       tmp_path) == []
+
+
+@pytest.mark.parametrize("missing", ["title", "description", "date", "categories"])
+def test_front_matter_field_missing_is_refused(tmp_path, missing):
+    front = "\n".join(line for line in FRONT_MATTER.splitlines() if not line.startswith(f"{missing}:"))
+    assert_refused(publishable(front=front), tmp_path, "front matter", f"missing {missing}")
+
+
+def test_notebook_without_front_matter_is_refused(tmp_path):
+    assert_refused(publishable(front="# Just a heading"), tmp_path, "no front matter")
+
+
+@pytest.mark.parametrize("option", ["fig-alt", "fig-cap"])
+def test_figure_without_caption_or_alt_text_is_refused(tmp_path, option):
+    source = "\n".join(line for line in FIGURE.splitlines() if option not in line)
+    assert_refused(publishable(ran(source, image())), tmp_path, "cell 2", f"figure without {option}")
+
+
+def test_unlabelled_image_output_is_refused(tmp_path):
+    assert_refused(publishable(ran("plot()", image())), tmp_path, "label: fig-")
+
+
+def test_figure_cell_without_image_is_refused(tmp_path):
+    assert_refused(publishable(ran(FIGURE, stream("no plot\n"))), tmp_path, "shows no image")
+
+
+def test_markdown_image_without_alt_text_is_refused(tmp_path):
+    assert_refused(publishable(md("![](diagram.png)")), tmp_path, "cell 2 (markdown)", "alt text")
+
+
+def test_prose_number_no_output_prints_is_refused(tmp_path):
+    nb = publishable(ran("print('accuracy 85.1 %')", stream("accuracy 85.1 %\n")), md("We reached 87.3 % accuracy."))
+    assert_refused(nb, tmp_path, "cell 3 (markdown)", "87.3")
+
+
+def test_reference_value_printed_beside_ours_is_accepted(tmp_path):
+    table = "run        accuracy\nthis run   85.1 %\noriginal   87.3 %\n"
+    nb = publishable(ran("print(table)", stream(table)), md("We got 85.1 %; the original run got 87.3 %."))
+    assert problems_of(nb, tmp_path) == []
+
+
+def test_quoted_numbers_are_results_not_settings():
+    text = "We trained 8 epochs on 20,000 canvases: 87.3 % exact, loss 0.652, 534,348 parameters, 28×84 pixels."
+    assert quoted_numbers(text) == ["20000", "87.3", "0.652", "534348"]
+
+
+def test_numbers_in_code_and_links_are_not_prose(tmp_path):
+    nb = publishable(md("Set `lr = 0.001`, see [v2.5](https://example.org/1.5) and [@vaswani2017]."))
+    assert problems_of(nb, tmp_path) == []
+
+
+PINNED = "f705fed08827ff6c36e3b5329495c943a5e544e8"
+
+
+@pytest.mark.parametrize("source", [
+    f'hf_hub_download("org/data", "a.npz", repo_type="dataset", revision="{PINNED}")',
+    f'REVISION = "{PINNED}"\nhf_hub_download("org/data", "a.npz", revision=REVISION)',
+])
+def test_pinned_download_is_accepted(tmp_path, source):
+    assert problems_of(publishable(ran(source)), tmp_path) == []
+
+
+@pytest.mark.parametrize("source, reason", [
+    ('hf_hub_download("org/data", "a.npz")', "has no revision"),
+    ('hf_hub_download("org/data", "a.npz", revision="main")', "'main' is not a full 40-hex commit"),
+    ('hf_hub_download("org/data", "a.npz", revision="f705fed")', "not a full 40-hex commit"),
+    ('REVISION = "v1.0"\nhf_hub_download("org/data", "a.npz", revision=REVISION)', "'v1.0' is not"),
+    ('url = "https://huggingface.co/datasets/org/data/resolve/main/a.npz"', "not pinned"),
+])
+def test_unpinned_download_is_refused(tmp_path, source, reason):
+    assert_refused(publishable(ran(source)), tmp_path, "cell 2", reason)
+
+
+def test_smoke_run_stored_as_post_is_refused(tmp_path):
+    nb = publishable(ran("epochs = 8", tags=["parameters"]))
+    blog_metadata(nb)["provenance"]["parameters_overridden"] = {"epochs": 1}
+    assert_refused(nb, tmp_path, "notebook", "smoke run", "'epochs': 1")
+
+
+def test_injected_parameters_cell_is_refused(tmp_path):
+    nb = publishable(ran("epochs = 8", tags=["parameters"]), ran("epochs = 1", tags=[INJECTED_TAG]))
+    assert_refused(nb, tmp_path, "cell 3", "injected parameters")
+
+
+def test_notebook_without_provenance_is_refused(tmp_path):
+    assert_refused(publishable(provenance=None), tmp_path, "no provenance")
+
+
+def test_command_exits_nonzero_and_names_each_problem(tmp_path, capsys):
+    good = save_post(publishable(), tmp_path / "posts", "2026-01-01-good")
+    bad = save_post(publishable(never_ran("print(1)")), tmp_path / "posts", "2026-01-02-bad")
+    assert main([str(good)]) == 0
+    assert main([str(good), str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert "2026-01-02-bad: cell 2 (code): has no outputs" in out and "1 problem(s)" in out
+
+
+def test_post_without_generated_links_is_refused(tmp_path):
+    path = save_post(publishable(), tmp_path / "posts", links=False)
+    problems = [str(problem) for problem in check_notebook(path)]
+    assert len(problems) == 1 and "links out of date: code-links, other-links, resources" in problems[0], problems

@@ -1,0 +1,122 @@
+"""Executing a post in place: outputs and provenance saved, the author's edits kept, failures safe."""
+import nbformat
+import pytest
+
+from tests.factory import md, never_ran, publishable, save_post
+from tools import execute_posts
+from tools.check_posts import check_notebook
+from tools.execute_posts import ExecutionFailed, execute_in_place, with_parameters
+from tools.notebooks import INJECTED_TAG, NotebookError, blog_metadata, read_notebook, write_notebook_atomically
+
+
+def post_with(tmp_path, *sources):
+    return save_post(publishable(*(never_ran(source) for source in sources), provenance=None), tmp_path / "posts")
+
+
+def quietly(line):
+    pass
+
+
+def test_executed_post_has_outputs_hashes_and_provenance(tmp_path):
+    path = post_with(tmp_path, "import os\nprint(os.path.basename(os.getcwd()))", "device = 'cpu'\nprint(6 * 7)")
+    execute_in_place(path, echo=quietly)
+    nb = read_notebook(path)
+    assert nb.cells[1].outputs[0].text == "2026-01-01-example\n", "runs from the post's own folder"
+    assert nb.cells[2].outputs[0].text == "42\n"
+    provenance = blog_metadata(nb)["provenance"]
+    assert provenance["python"].count(".") == 2 and provenance["packages"]["nbclient"]
+    assert provenance["device"] == "cpu" and provenance["machine"]["architecture"]
+    assert provenance["parameters_overridden"] == {} and provenance["executed_at"].endswith("+00:00")
+    assert check_notebook(path) == []
+
+
+def test_progress_names_each_cell_and_echoes_prints(tmp_path):
+    path = post_with(tmp_path, "x = 1", "for epoch in (1, 2):\n    print(f'epoch {epoch}')")
+    lines = []
+    execute_in_place(path, echo=lines.append)
+    assert any("cell 2 (1/2 code cells)" in line for line in lines)
+    assert any("cell 3 (2/2 code cells)" in line for line in lines)
+    assert "    | epoch 1" in lines and "    | epoch 2" in lines
+
+
+def test_prose_edited_during_run_is_kept(tmp_path):
+    path = post_with(tmp_path, "print('first')", "print('second')")
+
+    def author_edits_while_it_runs(line):
+        if "cell 3" in line:  # the run is past cell 2; the author edits the file meanwhile
+            nb = read_notebook(path)
+            nb.cells.insert(2, md("A paragraph written during the run."))
+            nb.cells[3].source = "print('second, edited')"
+            write_notebook_atomically(nb, path)
+
+    execute_in_place(path, echo=author_edits_while_it_runs)
+    nb = read_notebook(path)
+    assert nb.cells[2].source == "A paragraph written during the run."
+    assert nb.cells[1].outputs[0].text == "first\n"
+    assert nb.cells[3].source == "print('second, edited')" and nb.cells[3].outputs == []
+    assert any("stale" in str(problem) or "never ran" in str(problem) for problem in check_notebook(path))
+
+
+def test_raising_cell_is_reported_not_retried_and_nothing_written(tmp_path):
+    counter = tmp_path / "runs"
+    path = post_with(tmp_path, f"open({str(counter)!r}, 'a').write('x')", "raise ValueError('bad data')")
+    before = path.read_bytes()
+    with pytest.raises(ExecutionFailed, match=r"2026-01-01-example: cell 3 \(code\) raised ValueError: bad data"):
+        execute_in_place(path, echo=quietly, kernel_retries=2)
+    assert counter.read_text() == "x", "a raising cell must not be retried"
+    assert path.read_bytes() == before
+
+
+def test_lost_kernel_is_retried(tmp_path):
+    marker = tmp_path / "died-once"
+    path = post_with(tmp_path, f"import os, pathlib\nm = pathlib.Path({str(marker)!r})\n"
+                               "if not m.exists():\n    m.touch()\n    os._exit(1)\nprint('survived')")
+    lines = []
+    execute_in_place(path, echo=lines.append, kernel_retries=1)
+    assert any("kernel died" in line for line in lines)
+    assert read_notebook(path).cells[1].outputs[0].text == "survived\n"
+
+
+def test_kernel_that_keeps_dying_gives_up(tmp_path):
+    path = post_with(tmp_path, "import os\nos._exit(1)")
+    with pytest.raises(ExecutionFailed, match="kernel died 2 times"):
+        execute_in_place(path, echo=quietly, kernel_retries=1)
+
+
+def test_ctrl_c_leaves_the_notebook_as_it_was(tmp_path, monkeypatch, capsys):
+    path = post_with(tmp_path, "print(1)", "print(2)")
+    before = path.read_bytes()
+
+    def interrupt(line):
+        if "cell 3" in line:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(execute_posts, "find_posts", lambda substring=None: [path])
+    monkeypatch.setattr("builtins.print", lambda *args, **kwargs: interrupt(" ".join(map(str, args))))
+    assert execute_posts.main([]) == 130
+    assert path.read_bytes() == before
+    assert [p.name for p in path.parent.iterdir()] == ["index.ipynb"], "no temporary file left behind"
+
+
+def test_failed_write_leaves_old_file_and_no_temporary(tmp_path, monkeypatch):
+    path = save_post(publishable(), tmp_path / "posts")
+    before = path.read_bytes()
+
+    def half_write(nb, stream):
+        stream.write('{"cells": [')
+        raise OSError("disk full")
+
+    monkeypatch.setattr(nbformat, "write", half_write)
+    with pytest.raises(OSError, match="disk full"):
+        write_notebook_atomically(publishable(md("new")), path)
+    assert path.read_bytes() == before and len(list(path.parent.iterdir())) == 1
+
+
+def test_parameters_are_injected_after_the_parameters_cell():
+    nb = publishable(never_ran("epochs = 8\ntrain_size = 20_000"), never_ran("print(epochs)"))
+    nb.cells[1].metadata["tags"] = ["parameters"]
+    injected = with_parameters(nb, {"epochs": 1})
+    assert INJECTED_TAG in injected.cells[2].metadata["tags"] and "epochs = 1" in injected.cells[2].source
+    assert len(nb.cells) == 3, "the original notebook is not changed"
+    with pytest.raises(NotebookError, match=r"does not define \['epocs'\]"):
+        with_parameters(nb, {"epocs": 1})

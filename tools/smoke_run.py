@@ -1,0 +1,78 @@
+"""Run a post end to end with small parameters, on the CPU, against the stand-in data.
+
+A post's full run can take minutes or hours; the test suite still has to execute
+every post, so a broken cell is caught before an author spends that time. Each
+post lists small values for the knobs of its `parameters` cell in its metadata
+(`blog.smoke_parameters`); this tool injects them after the parameters cell, as
+papermill does, forces the CPU, points the Hugging Face cache at the project's
+stand-in (offline), and executes a copy of the post's folder in a temporary
+directory, so the committed notebook and its outputs are never touched. A smoke
+run's provenance records the overridden parameters, and `make check` refuses such
+outputs as a post.
+"""
+import argparse
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import nbformat
+
+from tools import standin_data
+from tools.execute_posts import ExecutionFailed, execute_copy
+from tools.notebooks import (
+    NotebookError, assigned_names, blog_metadata, find_posts, parameters_cell, post_name, read_notebook,
+)
+
+DEFAULT_TIME_LIMIT_S = 600
+
+
+def smoke_parameters(nb):
+    """The post's smoke values, with the device forced to the CPU when the post has that knob."""
+    overrides = dict(blog_metadata(nb).get("smoke_parameters") or {})
+    if not overrides:
+        raise NotebookError("has no smoke parameters (notebook metadata blog.smoke_parameters)")
+    cell = parameters_cell(nb)
+    if cell is not None and "device" in assigned_names(cell.source):
+        overrides["device"] = "cpu"
+    return overrides
+
+
+def smoke_run(path, *, time_limit=DEFAULT_TIME_LIMIT_S, echo=print):
+    """Execute a temporary copy of the post at `path` with its smoke parameters; returns the executed notebook."""
+    path = Path(path)
+    nb = read_notebook(path)
+    overrides = smoke_parameters(nb)
+    standin_data.build()
+    env = {"HF_HOME": str(standin_data.HF_HOME), "HF_HUB_OFFLINE": "1", "CUDA_VISIBLE_DEVICES": "",
+           "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+    with tempfile.TemporaryDirectory(prefix="smoke-") as scratch:
+        copy = Path(scratch) / path.parent.name
+        shutil.copytree(path.parent, copy)
+        return execute_copy(nb, copy, f"smoke {post_name(path)}", overrides=overrides, env=env,
+                            time_limit=time_limit, kernel_retries=0, echo=echo)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--post", help="only posts whose folder name contains this")
+    parser.add_argument("--time-limit", type=int, default=DEFAULT_TIME_LIMIT_S, help="seconds allowed per post")
+    parser.add_argument("--save", type=Path, help="folder to save the executed smoke notebooks in, for a look")
+    args = parser.parse_args(argv)
+    try:
+        posts = find_posts(args.post)
+        for number, path in enumerate(posts, start=1):
+            print(f"== smoke run {number}/{len(posts)}: {post_name(path)}", flush=True)
+            executed = smoke_run(path, time_limit=args.time_limit, echo=lambda line: print(line, flush=True))
+            print(f"   passed in {blog_metadata(executed)['provenance']['duration_s']} s", flush=True)
+            if args.save:
+                args.save.mkdir(parents=True, exist_ok=True)
+                nbformat.write(executed, args.save / f"{path.parent.name}.ipynb")
+    except (NotebookError, ExecutionFailed, standin_data.DataError) as error:
+        print(error, file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
