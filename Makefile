@@ -4,20 +4,25 @@
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
-READY  := $(VENV)/.installed
+# The publish workflow checks posts with REQUIREMENTS=requirements-site.txt: no torch.
+REQUIREMENTS ?= requirements.txt
+READY  := $(VENV)/.installed-$(REQUIREMENTS)
 POST   ?=
+TITLE  ?=
 QUARTO ?= quarto
+KERNEL_NAME   := reading-digits
+KERNEL_PREFIX ?= --sys-prefix
 
 .DEFAULT_GOAL := site
-.PHONY: site help test test-fast execute check inline standin smoke preview clean
+.PHONY: site help test test-fast execute check inline standin smoke preview new lab kernel clean
 
 help:  ## list the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
 
-$(READY): requirements.txt
-	@echo "setting up $(VENV) from requirements.txt (once; again when it changes)"
+$(READY): $(REQUIREMENTS)
+	@echo "setting up $(VENV) from $(REQUIREMENTS) (once; again when it changes)"
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check -r $(REQUIREMENTS)
 	@touch $@
 
 site: $(READY) inline quarto-present  ## build the site into _site/ (renders stored outputs; trains nothing)
@@ -57,6 +62,20 @@ standin: $(READY)  ## build the offline stand-in data in .cache/huggingface (nev
 
 smoke: $(READY)  ## run posts with small parameters on CPU, in a temporary copy: make smoke [POST=…]
 	$(PY) -m tools.smoke_run $(if $(POST),--post $(POST)) --save .cache/smoke
+
+new: $(READY)  ## start a post: make new TITLE="Reading words aloud"
+	@test -n "$(TITLE)" || { echo 'give the title: make new TITLE="Reading words aloud"'; exit 1; }
+	$(PY) -m tools.new_post "$(TITLE)"
+
+$(VENV)/.installed-lab: $(READY) requirements-lab.txt
+	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-lab.txt
+	@touch $@
+
+kernel: $(READY)  ## register the project's Jupyter kernel, "Python (reading-digits blog)"
+	$(PY) -m ipykernel install $(KERNEL_PREFIX) --name $(KERNEL_NAME) --display-name "Python ($(KERNEL_NAME) blog)"
+
+lab: $(VENV)/.installed-lab kernel  ## JupyterLab (pinned) on posts/, with the project's kernel
+	$(VENV)/bin/jupyter lab --notebook-dir=posts
 
 clean:  ## remove the rendered site and caches (keeps .venv and the stand-in data)
 	rm -rf _site .quarto .pytest_cache .cache/smoke

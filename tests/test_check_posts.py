@@ -168,3 +168,9 @@ def test_post_without_generated_links_is_refused(tmp_path):
     path = save_post(publishable(), tmp_path / "posts", links=False)
     problems = [str(problem) for problem in check_notebook(path)]
     assert len(problems) == 1 and "links out of date: code-links, other-links, resources" in problems[0], problems
+
+
+def test_placeholder_left_by_make_new_is_refused(tmp_path):
+    assert_refused(publishable(md("TODO: the opening paragraph.")), tmp_path, "cell 2 (markdown)", "placeholder TODO")
+    caption = FIGURE.replace('"Loss falls."', '"TODO: what to see."')
+    assert_refused(publishable(ran(caption, image())), tmp_path, "cell 2 (code)", "placeholder TODO left in fig-cap")

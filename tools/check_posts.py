@@ -15,6 +15,7 @@ This tool refuses such a post, naming the post, the cell and what to do:
   written with thousands separators) that no output of the same notebook prints.
   Reference values from elsewhere pass when the notebook prints them beside its own;
 - a data download not pinned to a full 40-hex commit revision;
+- a TODO placeholder left by `make new` in the prose, front matter or a caption;
 - outputs from a smoke run (overridden parameters), or with no provenance at all.
 
 Exit status 0 when every post passes, 1 otherwise.
@@ -33,6 +34,7 @@ from tools.notebooks import (
     front_matter, has_tag, parse_cell, post_name, prose_of, read_notebook, source_sha256,
 )
 
+PLACEHOLDER = "TODO"  # what `make new` leaves for the author to write
 REQUIRED_FRONT_MATTER = ("title", "description", "date", "categories")
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/svg+xml")
 TEXT_TYPES = ("text/plain", "text/html", "text/markdown", "text/latex")
@@ -59,7 +61,7 @@ def check_notebook(path, root=REPO_ROOT):
         return [Problem(post_name(path), "notebook", str(error))]
     problems = []
     for check in (check_front_matter, check_links, check_provenance, check_execution, check_setup, check_imports,
-                  check_figures, check_revisions, check_prose_numbers):
+                  check_figures, check_placeholders, check_revisions, check_prose_numbers):
         try:
             problems += [Problem(post_name(path), where, what) for where, what in check(nb, Path(path), root)]
         except NotebookError as error:
@@ -178,6 +180,17 @@ def check_figures(nb, path, root):
     for number, cell in enumerate(nb.cells, start=1):
         if cell.cell_type == "markdown" and re.search(r"!\[\s*\]\(", cell.source):
             yield describe_cell(number, cell), "image without alt text: write it inside ![…]"
+
+
+def check_placeholders(nb, path, root):
+    """Text that `make new` left for the author to write: in prose, front matter and figure captions."""
+    for number, cell in enumerate(nb.cells, start=1):
+        if cell.cell_type == "markdown" and PLACEHOLDER in cell.source:
+            yield describe_cell(number, cell), f"placeholder {PLACEHOLDER} left in the text; write it"
+        elif cell.cell_type == "code":
+            unwritten = [name for name, value in cell_options(cell).items() if PLACEHOLDER in str(value)]
+            if unwritten:
+                yield describe_cell(number, cell), f"placeholder {PLACEHOLDER} left in {', '.join(unwritten)}; write it"
 
 
 def check_revisions(nb, path, root):
