@@ -174,3 +174,16 @@ def test_placeholder_left_by_make_new_is_refused(tmp_path):
     assert_refused(publishable(md("TODO: the opening paragraph.")), tmp_path, "cell 2 (markdown)", "placeholder TODO")
     caption = FIGURE.replace('"Loss falls."', '"TODO: what to see."')
     assert_refused(publishable(ran(caption, image())), tmp_path, "cell 2 (code)", "placeholder TODO left in fig-cap")
+
+
+def test_draft_problems_are_listed_but_do_not_block(tmp_path, capsys):
+    smoke = publishable(ran("epochs = 8", tags=["parameters"]))
+    blog_metadata(smoke)["provenance"]["parameters_overridden"] = {"epochs": 1}
+    smoke.cells[0].source = smoke.cells[0].source.replace("categories:", "draft: true\ncategories:")
+    draft = save_post(smoke, tmp_path / "posts", "2026-01-03-draft")
+    assert main([str(draft)]) == 0
+    out = capsys.readouterr().out
+    assert "(draft, not published) " in out and "2026-01-03-draft: notebook: outputs are from a smoke run" in out
+    assert "1 draft(s) left out of the site, with 1 problem(s)" in out
+    smoke.cells[0].source = smoke.cells[0].source.replace("draft: true\n", "")
+    assert main([str(save_post(smoke, tmp_path / "posts", "2026-01-03-draft"))]) == 1
