@@ -14,7 +14,10 @@ KERNEL_NAME   := reading-digits
 KERNEL_PREFIX ?= --sys-prefix
 
 .DEFAULT_GOAL := site
-.PHONY: site help test test-fast execute check inline standin smoke preview new lab kernel clean
+READER_RUNTIME := reader/vendor/ort/ort.wasm.min.mjs
+ORT_DIST := reader/node_modules/onnxruntime-web/dist
+
+.PHONY: site help test test-fast execute check inline standin smoke preview new lab kernel reader reader-model clean
 
 help:  ## list the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -25,10 +28,10 @@ $(READY): $(REQUIREMENTS)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r $(REQUIREMENTS)
 	@touch $@
 
-site: $(READY) inline quarto-present  ## build the site into _site/ (renders stored outputs; trains nothing)
+site: $(READY) inline reader quarto-present  ## build the site into _site/ (renders stored outputs; trains nothing)
 	$(QUARTO) render --no-execute
 
-preview: $(READY) inline quarto-present  ## live preview while writing
+preview: $(READY) inline reader quarto-present  ## live preview while writing
 	$(QUARTO) preview --no-execute
 
 .PHONY: quarto-present
@@ -62,6 +65,17 @@ standin: $(READY)  ## build the offline stand-in data in .cache/huggingface (nev
 
 smoke: $(READY)  ## run posts with small parameters on CPU, in a temporary copy: make smoke [POST=…]
 	$(PY) -m tools.smoke_run $(if $(POST),--post $(POST)) --save .cache/smoke
+
+$(READER_RUNTIME): reader/package.json reader/package-lock.json
+	npm ci --prefix reader --ignore-scripts --no-audit --no-fund
+	mkdir -p reader/vendor/ort
+	cp $(ORT_DIST)/ort.wasm.min.mjs $(ORT_DIST)/ort-wasm-simd-threaded.mjs $(ORT_DIST)/ort-wasm-simd-threaded.wasm \
+	  reader/vendor/ort/
+
+reader: $(READER_RUNTIME)  ## fetch the live reader's pinned browser runtime (npm) into reader/vendor/
+
+reader-model: $(READY)  ## retrain, export and score the live reader's model (about 10 min on one CPU thread)
+	$(PY) -m tools.reader_model
 
 new: $(READY)  ## start a post: make new TITLE="Reading words aloud"
 	@test -n "$(TITLE)" || { echo 'give the title: make new TITLE="Reading words aloud"'; exit 1; }
