@@ -34,7 +34,7 @@ def test_workflow_builds_light_checks_renders_and_deploys_only_from_main():
     quarto = next(step for step in build if step.get("uses", "").startswith("quarto-dev/quarto-actions/setup"))
     assert tuple(map(int, str(quarto["with"]["version"]).split(".")[:2])) >= (1, 7)
     check, render = runs.index("make check REQUIREMENTS=requirements-site.txt"), runs.index("quarto render --no-execute")
-    assert check < render < uses.index("actions/upload-pages-artifact@v3")
+    assert check < runs.index("make reader") < render < uses.index("actions/upload-pages-artifact@v3")
     assert not any("torch" in run or "requirements.txt" in run.split() for run in runs)
     deploy = workflow["jobs"]["deploy"]
     assert deploy["if"] == "github.event_name == 'push' && github.ref == 'refs/heads/main'"
