@@ -67,6 +67,7 @@ smoke: $(READY)  ## run posts with small parameters on CPU, in a temporary copy:
 	$(PY) -m tools.smoke_run $(if $(POST),--post $(POST)) --save .cache/smoke
 
 $(READER_RUNTIME): reader/package.json reader/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "the live reader's runtime comes from npm: install Node.js 20 or newer"; exit 1; }
 	npm ci --prefix reader --ignore-scripts --no-audit --no-fund
 	mkdir -p reader/vendor/ort
 	cp $(ORT_DIST)/ort.wasm.min.mjs $(ORT_DIST)/ort-wasm-simd-threaded.mjs $(ORT_DIST)/ort-wasm-simd-threaded.wasm \
