@@ -28,7 +28,7 @@ $(READY): $(REQUIREMENTS)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r $(REQUIREMENTS)
 	@touch $@
 
-site: $(READY) inline reader quarto-present  ## build the site into _site/ (renders stored outputs; trains nothing)
+site: $(READY) inline reader check quarto-present  ## check, then build the site into _site/ (renders stored outputs; trains nothing)
 	$(QUARTO) render --no-execute
 
 preview: $(READY) inline reader quarto-present  ## live preview while writing

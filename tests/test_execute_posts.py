@@ -120,3 +120,23 @@ def test_parameters_are_injected_after_the_parameters_cell():
     assert len(nb.cells) == 3, "the original notebook is not changed"
     with pytest.raises(NotebookError, match=r"does not define \['epocs'\]"):
         with_parameters(nb, {"epocs": 1})
+
+
+def test_outputs_land_on_the_right_cells_in_a_notebook_without_cell_ids(tmp_path):
+    path = post_with(tmp_path, "print('first')", "print('second')")
+    nb = read_notebook(path)
+    nb.nbformat_minor = 4  # written by an older Jupyter: no cell ids
+    for cell in nb.cells:
+        cell.pop("id", None)
+    path.write_text(nbformat.writes(nb, version=4))
+    execute_in_place(path, echo=quietly)
+    texts = [cell.outputs[0].text for cell in read_notebook(path).cells if cell.cell_type == "code"]
+    assert texts == ["first\n", "second\n"]
+
+
+def test_failing_cell_is_numbered_as_in_the_post_during_a_smoke_run(tmp_path):
+    from tools.execute_posts import execute_copy
+    nb = publishable(never_ran("epochs = 8"), never_ran("assert epochs > 3, 'too few epochs'"), provenance=None)
+    nb.cells[1].metadata["tags"] = ["parameters"]
+    with pytest.raises(ExecutionFailed, match=r"cell 3 \(code\) raised AssertionError: too few epochs"):
+        execute_copy(nb, tmp_path, "post", overrides={"epochs": 1}, echo=quietly)

@@ -133,14 +133,23 @@ def execute_copy(nb, post_dir, name, *, overrides=None, env=None, time_limit=Non
         except CellTimeoutError:
             raise ExecutionFailed(f"{name}: ran past its time limit of {time_limit} s") from None
         except CellExecutionError as error:
-            index = next(i for i, cell in enumerate(client.nb.cells) if any(
-                out.output_type == "error" for out in cell.get("outputs", [])))
-            raise ExecutionFailed(
-                f"{name}: {describe_cell(index + 1, client.nb.cells[index])} raised "
-                f"{error.ename}: {error.evalue}; fix it and run again (nothing was written)") from None
+            raise ExecutionFailed(f"{name}: {failed_cell(client.nb, nb)} raised {error.ename}: {error.evalue}; "
+                                  "fix it and run again (nothing was written)") from None
     probe = executed.cells.pop()
     record_provenance(executed, probe, overrides, env, started)
     return executed
+
+
+def failed_cell(working, original):
+    """The cell that raised, numbered as in the author's notebook (the working copy has extra cells)."""
+    raised = next((cell for cell in working.cells if any(
+        output.output_type == "error" for output in cell.get("outputs", []))), None)
+    if raised is None:
+        return "a cell"
+    numbers = {cell.get("id"): number for number, cell in enumerate(original.cells, start=1)}
+    if raised.get("id") in numbers:
+        return describe_cell(numbers[raised.get("id")], raised)
+    return "the injected parameters cell" if INJECTED_TAG in raised.metadata.get("tags", []) else "a cell"
 
 
 def record_provenance(executed, probe, overrides, env, started):
@@ -157,15 +166,20 @@ def record_provenance(executed, probe, overrides, env, started):
         blog_metadata(cell)["source_sha256"] = source_sha256(cell.source)
 
 
+def cell_key(position, cell):
+    """How a code cell is matched across the run: its id, or its place for old notebooks without ids."""
+    return cell.get("id") or f"code cell {position}"
+
+
 def transplant_outputs(executed, onto):
     """Copy the run's outputs onto the current notebook, cell by cell, where the code is unchanged.
 
     Returns the numbers of code cells that were edited during the run and so kept their old outputs.
     """
-    ran = {cell.get("id"): cell for _, cell in code_cells(executed)}
+    ran = {cell_key(position, cell): cell for position, (_, cell) in enumerate(code_cells(executed))}
     edited = []
-    for number, cell in code_cells(onto):
-        source = ran.get(cell.get("id"))
+    for position, (number, cell) in enumerate(code_cells(onto)):
+        source = ran.get(cell_key(position, cell))
         if source is None or source.source != cell.source:
             edited.append(number)
             continue
