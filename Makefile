@@ -28,10 +28,10 @@ $(READY): $(REQUIREMENTS)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r $(REQUIREMENTS)
 	@touch $@
 
-site: $(READY) inline reader check quarto-present  ## check, then build the site into _site/ (renders stored outputs; trains nothing)
+site: quarto-present $(READY) inline reader check  ## check, then build the site into _site/ (renders stored outputs; trains nothing)
 	$(QUARTO) render --no-execute
 
-preview: $(READY) inline reader quarto-present  ## live preview while writing
+preview: quarto-present $(READY) inline reader  ## live preview while writing
 	$(QUARTO) preview --no-execute
 
 .PHONY: quarto-present
