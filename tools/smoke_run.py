@@ -27,25 +27,30 @@ from tools.notebooks import (
 DEFAULT_TIME_LIMIT_S = 600
 
 
-def smoke_parameters(nb):
-    """The post's smoke values, with the device forced to the CPU when the post has that knob."""
+def smoke_parameters(nb, device="cpu"):
+    """The post's smoke values, with the device set (the CPU unless told) when the post has that knob."""
     overrides = dict(blog_metadata(nb).get("smoke_parameters") or {})
     if not overrides:
         raise NotebookError("has no smoke parameters (notebook metadata blog.smoke_parameters)")
     cell = parameters_cell(nb)
     if cell is not None and "device" in assigned_names(cell.source):
-        overrides["device"] = "cpu"
+        overrides["device"] = device
     return overrides
 
 
-def smoke_run(path, *, time_limit=DEFAULT_TIME_LIMIT_S, echo=print):
-    """Execute a temporary copy of the post at `path` with its smoke parameters; returns the executed notebook."""
+def smoke_run(path, *, time_limit=DEFAULT_TIME_LIMIT_S, device="cpu", echo=print):
+    """Execute a temporary copy of the post at `path` with its smoke parameters; returns the executed notebook.
+
+    `device="cuda"` tries a GPU path quickly (tools/gpu_run.sh --smoke); by default the GPU is hidden.
+    """
     path = Path(path)
     nb = read_notebook(path)
-    overrides = smoke_parameters(nb)
+    overrides = smoke_parameters(nb, device)
     standin_data.build()
-    env = {"HF_HOME": str(standin_data.HF_HOME), "HF_HUB_OFFLINE": "1", "CUDA_VISIBLE_DEVICES": "",
+    env = {"HF_HOME": str(standin_data.HF_HOME), "HF_HUB_OFFLINE": "1",
            "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+    if device == "cpu":
+        env["CUDA_VISIBLE_DEVICES"] = ""
     with tempfile.TemporaryDirectory(prefix="smoke-") as scratch:
         copy = Path(scratch) / path.parent.name
         shutil.copytree(path.parent, copy)
@@ -58,12 +63,14 @@ def main(argv=None):
     parser.add_argument("--post", help="only posts whose folder name contains this")
     parser.add_argument("--time-limit", type=int, default=DEFAULT_TIME_LIMIT_S, help="seconds allowed per post")
     parser.add_argument("--save", type=Path, help="folder to save the executed smoke notebooks in, for a look")
+    parser.add_argument("--device", default="cpu", help="device for posts with a `device` knob (default: cpu)")
     args = parser.parse_args(argv)
     try:
         posts = find_posts(args.post)
         for number, path in enumerate(posts, start=1):
             print(f"== smoke run {number}/{len(posts)}: {post_name(path)}", flush=True)
-            executed = smoke_run(path, time_limit=args.time_limit, echo=lambda line: print(line, flush=True))
+            executed = smoke_run(path, time_limit=args.time_limit, device=args.device,
+                                 echo=lambda line: print(line, flush=True))
             print(f"   passed in {blog_metadata(executed)['provenance']['duration_s']} s", flush=True)
             if args.save:
                 args.save.mkdir(parents=True, exist_ok=True)
