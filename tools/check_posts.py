@@ -57,10 +57,16 @@ class Problem:
 
 def check_notebook(path, root=REPO_ROOT):
     """Every problem that keeps the notebook at `path` from being published."""
+    return check_post(path, root)[1]
+
+
+def check_post(path, root=REPO_ROOT):
+    """Whether the post is a draft (Quarto leaves it out of the site), and its problems."""
     try:
         nb = read_notebook(path)
+        draft = bool((front_matter(nb) or {}).get("draft"))
     except NotebookError as error:
-        return [Problem(post_name(path), "notebook", str(error))]
+        return False, [Problem(post_name(path), "notebook", str(error))]
     problems = []
     for check in (check_front_matter, check_links, check_provenance, check_execution, check_setup, check_imports,
                   check_figures, check_placeholders, check_revisions, check_prose_numbers):
@@ -68,7 +74,7 @@ def check_notebook(path, root=REPO_ROOT):
             problems += [Problem(post_name(path), where, what) for where, what in check(nb, Path(path), root)]
         except NotebookError as error:
             problems.append(Problem(post_name(path), "notebook", str(error)))
-    return problems
+    return draft, problems
 
 
 def check_front_matter(nb, path, root):
@@ -300,27 +306,21 @@ def main(argv=None):
     except NotebookError as error:
         print(error, file=sys.stderr)
         return 2
-    drafts = [path for path in paths if is_draft(path)]
-    problems, draft_problems = [], []
+    drafts, problems, draft_problems = 0, [], []
     for path in paths:
-        (draft_problems if path in drafts else problems).extend(check_notebook(path))
+        draft, found = check_post(path)
+        drafts += draft
+        (draft_problems if draft else problems).extend(found)
     for problem in problems:
         print(problem)
     for problem in draft_problems:
         print(f"(draft, not published) {problem}")
     verdict = "ready to publish" if not problems else f"{len(problems)} problem(s)"
     if drafts:
-        verdict += f"; {len(drafts)} draft(s) left out of the site, with {len(draft_problems)} problem(s)"
+        verdict += f"; {drafts} draft(s) left out of the site, with {len(draft_problems)} problem(s)"
     print(f"checked {len(paths)} post(s): {verdict}")
     return 1 if problems else 0
 
-
-def is_draft(path):
-    """A post marked `draft: true`: Quarto leaves it out of the site, so its problems block nothing yet."""
-    try:
-        return bool((front_matter(read_notebook(path)) or {}).get("draft"))
-    except NotebookError:
-        return False
 
 
 if __name__ == "__main__":
