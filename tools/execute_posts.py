@@ -92,7 +92,6 @@ class ProgressClient(NotebookClient):
         super().__init__(nb, **kwargs)
         self.name, self.echo = name, echo
         self.numbered = {index: number for number, (index, _) in enumerate(self.runnable_cells(), start=1)}
-        self.cell_started = time.monotonic()
         self.on_cell_start = self.announce_cell
 
     def runnable_cells(self):
@@ -101,7 +100,6 @@ class ProgressClient(NotebookClient):
 
     def announce_cell(self, cell, cell_index):
         if cell_index in self.numbered:
-            self.cell_started = time.monotonic()
             self.echo(f"[{self.name}] cell {cell_index + 1} ({self.numbered[cell_index]}/{len(self.numbered)} code cells)")
 
     def output(self, outs, msg, display_id, cell_index):
