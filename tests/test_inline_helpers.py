@@ -72,7 +72,7 @@ def test_check_mode_reports_and_writes_nothing(tmp_path, monkeypatch, capsys):
     nb.cells[1].source += "\n# a hand edit"
     path = save_post(nb, tmp_path / "posts")
     before = path.read_bytes()
-    monkeypatch.setattr(inline_helpers, "find_posts", lambda substring=None: [path])
+    monkeypatch.setattr("tools.notebooks.find_posts", lambda substring=None: [path])
     assert inline_helpers.main(["--check"]) == 1
     assert "setup cell differs" in capsys.readouterr().out and path.read_bytes() == before
     assert inline_helpers.main([]) == 0

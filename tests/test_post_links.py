@@ -33,3 +33,17 @@ def test_repository_url_is_read_from_quarto_config(tmp_path):
     (tmp_path / "_quarto.yml").write_text("website:\n  repo-url: https://gitlab.com/x/y\n")
     with pytest.raises(NotebookError, match="must be https://github.com/<owner>/<repo>"):
         repository_url(tmp_path)
+
+
+def test_check_mode_reports_and_fix_mode_writes_links(tmp_path, monkeypatch, capsys):
+    from tests.factory import save_post
+    from tools import post_links
+    from tools.notebooks import read_notebook
+    path = save_post(publishable(), tmp_path / "posts", links=False)
+    monkeypatch.setattr("tools.notebooks.find_posts", lambda substring=None: [path])
+    before = path.read_bytes()
+    assert post_links.main(["--check"]) == 1
+    assert "cell 1 (front matter): links out of date" in capsys.readouterr().out and path.read_bytes() == before
+    assert post_links.main([]) == 0
+    assert links_drift(read_notebook(path), path.parent.name, repository_url()) is None
+    assert post_links.main(["--check"]) == 0

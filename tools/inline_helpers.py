@@ -17,10 +17,7 @@ import sys
 
 import nbformat
 
-from tools.notebooks import (
-    REPO_ROOT, SETUP_TAG, NotebookError, blog_metadata, find_posts, has_tag, post_name, read_notebook,
-    write_notebook_atomically,
-)
+from tools.notebooks import REPO_ROOT, SETUP_TAG, NotebookError, blog_metadata, has_tag, sync_posts
 
 # Inlining order, and what each helper needs before it (_arch.py uses _style.py's palette).
 HELPERS = {"_style.py": [], "_arch.py": ["_style.py"]}
@@ -100,26 +97,12 @@ def main(argv=None):
     parser.add_argument("--check", action="store_true", help="report drift, write nothing, exit 1 if any")
     parser.add_argument("--post", help="only posts whose folder name contains this")
     args = parser.parse_args(argv)
-    problems = 0
-    try:
-        for path in find_posts(args.post):
-            nb = read_notebook(path)
-            try:
-                drift = setup_drift(nb)
-                if drift and args.check:
-                    problems += 1
-                    print(f"{post_name(path)}: {drift}; run `make inline`")
-                elif drift:
-                    inline(nb)
-                    write_notebook_atomically(nb, path)
-                    print(f"{post_name(path)}: setup cell regenerated ({drift}); re-run `make execute POST={path.parent.name}`")
-            except NotebookError as error:
-                problems += 1
-                print(f"{post_name(path)}: {error}")
-    except NotebookError as error:
-        print(error, file=sys.stderr)
-        return 2
-    return 1 if problems else 0
+    return sync_posts(lambda nb, path: setup_drift(nb), regenerate, check=args.check, substring=args.post)
+
+
+def regenerate(nb, path):
+    inline(nb)
+    return f"setup cell regenerated; re-run `make execute POST={path.parent.name}`"
 
 
 if __name__ == "__main__":

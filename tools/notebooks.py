@@ -12,6 +12,7 @@ import ast
 import hashlib
 import os
 import re
+import sys
 import tempfile
 from pathlib import Path
 
@@ -166,3 +167,31 @@ def assigned_names(source):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
         names += [target.id for target in targets if isinstance(target, ast.Name)]
     return names
+
+
+def sync_posts(drift_of, bring_in_line, *, check, substring=None):
+    """Report (`check`) or mend each post's generated parts; returns the exit status.
+
+    `drift_of(nb, path)` says what is out of date, or None; `bring_in_line(nb, path)`
+    mends it in memory and says what it did; the notebook is then written atomically.
+    """
+    problems = 0
+    try:
+        for path in find_posts(substring):
+            nb = read_notebook(path)
+            try:
+                drift = drift_of(nb, path)
+                if drift and check:
+                    problems += 1
+                    print(f"{post_name(path)}: {drift}; run `make inline`")
+                elif drift:
+                    done = bring_in_line(nb, path)
+                    write_notebook_atomically(nb, path)
+                    print(f"{post_name(path)}: {done}")
+            except NotebookError as error:
+                problems += 1
+                print(f"{post_name(path)}: {error}")
+    except NotebookError as error:
+        print(error, file=sys.stderr)
+        return 2
+    return 1 if problems else 0

@@ -14,10 +14,7 @@ import sys
 
 import yaml
 
-from tools.notebooks import (
-    FRONT_MATTER, REPO_ROOT, NotebookError, find_posts, front_matter, post_name, read_notebook,
-    write_notebook_atomically,
-)
+from tools.notebooks import FRONT_MATTER, REPO_ROOT, NotebookError, front_matter, sync_posts
 
 
 def repository_url(root=REPO_ROOT):
@@ -56,6 +53,8 @@ def links_drift(nb, folder, repo_url):
 def write_links(nb, folder, repo_url):
     """Rewrite the front matter with the expected links, keeping every other key and the prose below it."""
     matter = front_matter(nb)
+    if matter is None:
+        raise NotebookError("no front matter to hold the links: the first cell must be markdown with a --- block")
     matter.update(expected_links(folder, repo_url))
     resources = list(matter.get("resources") or [])
     matter["resources"] = resources if "index.ipynb" in resources else ["index.ipynb", *resources]
@@ -68,23 +67,21 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--check", action="store_true", help="report posts whose links are out of date; write nothing")
     args = parser.parse_args(argv)
-    problems = 0
     try:
         repo_url = repository_url()
-        for path in find_posts():
-            nb = read_notebook(path)
-            drift = links_drift(nb, path.parent.name, repo_url)
-            if drift and (args.check or front_matter(nb) is None):
-                problems += 1
-                print(f"{post_name(path)}: cell 1 (front matter): {drift}; run `make inline`")
-            elif drift:
-                write_links(nb, path.parent.name, repo_url)
-                write_notebook_atomically(nb, path)
-                print(f"{post_name(path)}: links written")
     except NotebookError as error:
         print(error, file=sys.stderr)
         return 2
-    return 1 if problems else 0
+
+    def drift_of(nb, path):
+        drift = links_drift(nb, path.parent.name, repo_url)
+        return f"cell 1 (front matter): {drift}" if drift else None
+
+    def bring_in_line(nb, path):
+        write_links(nb, path.parent.name, repo_url)
+        return "links written"
+
+    return sync_posts(drift_of, bring_in_line, check=args.check)
 
 
 if __name__ == "__main__":
