@@ -48,9 +48,14 @@ def training_post(tmp_path):
 
 
 def printed_record(nb):
-    """What the run printed, with wall-clock times and timestamps masked (they differ between runs)."""
-    text = "\n".join(output.get("text", "") + str(output.get("data", {}).get("text/plain", ""))
-                     for cell in nb.cells if cell.cell_type == "code" for output in cell.outputs)
+    """What the run printed, cell by cell, with wall-clock times and timestamps masked (they differ between runs).
+
+    A cell's printed text is joined without separators: how the kernel splits it into output chunks
+    depends on timing, not on the numbers.
+    """
+    text = "\n".join("".join(output.get("text", "") + str(output.get("data", {}).get("text/plain", ""))
+                             for output in cell.outputs)
+                     for cell in nb.cells if cell.cell_type == "code")
     text = re.sub(r"\d{4}-\d\d-\d\d[ T]\d\d:\d\d(:\d\d)?\S*", "<time>", text)
     return re.sub(r"\d+(\.\d+)?\s*(s|ms|min|seconds)\b", "<duration>", text)
 

@@ -52,7 +52,7 @@ def test_hub_client_reads_the_standin_offline(standin):
     code = ("from huggingface_hub import hf_hub_download\n"
             "print(hf_hub_download('roshbeed/ai-residency-blog-data', 'mnist/mnist-full.npz', repo_type='dataset',"
             " revision='6bbb59474efaf5edfb62408686909305dbd45335'))")
-    env = {**os.environ, "HF_HOME": str(standin_data.HF_HOME), "HF_HUB_OFFLINE": "1"}
+    env = {**os.environ, **standin_data.offline_environment()}
     found = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert found.stdout.strip() == str(standin["mnist/mnist-full.npz"])
 

