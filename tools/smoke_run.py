@@ -4,7 +4,8 @@ A post's full run can take minutes or hours; the test suite still has to execute
 every post, so a broken cell is caught before an author spends that time. Each
 post lists small values for the knobs of its `parameters` cell in its metadata
 (`blog.smoke_parameters`); this tool injects them after the parameters cell, as
-papermill does, forces the CPU, points the Hugging Face cache at the project's
+papermill does, forces the CPU (`--device cuda` tries a GPU path instead, as
+tools/gpu_run.sh --smoke does), points the Hugging Face cache at the project's
 stand-in (offline), and executes a copy of the post's folder in a temporary
 directory, so the committed notebook and its outputs are never touched. A smoke
 run's provenance records the overridden parameters, and `make check` refuses such
