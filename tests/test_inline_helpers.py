@@ -18,6 +18,11 @@ def test_setup_cell_holds_current_helper_text_folded_and_marked_generated():
     assert setup.source.index(style.strip()) < setup.source.index(arch.strip()), "_arch.py uses _style.py's palette"
 
 
+def test_setup_summary_says_what_the_cell_gives():
+    assert setup_source(["_style.py"]).splitlines()[1] == '#| code-summary: "Setup: chart style (generated from _style.py)"'
+    assert "chart style and architecture diagrams" in setup_source(["_style.py", "_arch.py"]).splitlines()[1]
+
+
 def test_inlined_helpers_run_on_their_own():
     namespace = {}
     exec(setup_source(["_style.py", "_arch.py"]).replace("#|", "#"), namespace)
