@@ -13,8 +13,7 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def held_out():
-    images, tokens = canvases(Recipe(train_size=1, test_size=200))[1]
-    return images, tokens
+    return canvases("test", 200)
 
 
 @pytest.fixture(scope="module")
