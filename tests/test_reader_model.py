@@ -6,7 +6,9 @@ import pytest
 import torch
 
 from tools import reader_model
-from tools.reader_model import MODEL_DIR, Reader, Recipe, canvases, exact_share, onnx_sessions, read_greedily
+from tools.reader_model import (
+    MODEL_DIR, Reader, Recipe, canvases, exact_share, onnx_reader, onnx_sessions, read_all, torch_reader,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -37,13 +39,8 @@ def test_committed_onnx_matches_pytorch_on_held_out_canvases(committed_model, he
     assert np.abs(logits - expected_logits.numpy()).max() < 1e-4
     assert np.abs(attention - expected_attention.numpy()).max() < 1e-5
 
-    def decode_with_torch(memory, tokens):
-        return committed_model.decode(torch.from_numpy(tokens), torch.from_numpy(np.asarray(memory))).numpy()
-
-    onnx_digits = read_greedily(lambda batch: encoder.run(None, {"image": batch.numpy()})[0],
-                                lambda memory, tokens: decoder.run(None, {"memory": memory, "tokens": tokens})[0],
-                                images)
-    torch_digits = read_greedily(lambda batch: committed_model.encode(batch).numpy(), decode_with_torch, images)
+    onnx_digits = read_all(onnx_reader(MODEL_DIR), images)
+    torch_digits = read_all(torch_reader(committed_model), images)
     assert np.array_equal(onnx_digits, torch_digits)
     assert exact_share(onnx_digits, tokens) > 0.85
 

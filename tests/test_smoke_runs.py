@@ -67,6 +67,7 @@ def test_smoke_run_uses_small_values_on_cpu_and_leaves_the_post_alone(training_p
     assert "epoch 2: loss" in record and "epoch 3" not in record and "on cpu" in record
     assert blog_metadata(executed)["provenance"]["parameters_overridden"] == {
         "epochs": 2, "train_size": 500, "device": "cpu"}
+    assert blog_metadata(executed)["provenance"]["data"].startswith("stand-in")
     assert training_post.read_bytes() == before
     assert list(training_post.parent.iterdir()) == [training_post], "the run wrote nothing beside the post"
 

@@ -152,7 +152,8 @@ def failed_cell(working, original):
 
 def record_provenance(executed, probe, overrides, env, started):
     reported = json.loads("".join(out.get("text", "") for out in probe.outputs))
-    data = STAND_IN_DATA if (env or {}).get("HF_HUB_OFFLINE") == "1" else "Hugging Face Hub (pinned revisions)"
+    reads_stand_in = standin_data.offline_environment().items() <= (env or {}).items()
+    data = STAND_IN_DATA if reads_stand_in else "Hugging Face Hub (pinned revisions)"
     blog_metadata(executed)["provenance"] = {
         "executed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "duration_s": round(time.monotonic() - started, 1),

@@ -213,9 +213,15 @@ def exact_share(readings, tokens):
     return float(((readings == tokens) | (tokens == PAD)).all(axis=1).mean())
 
 
-def torch_readings(model, images, chunk=1000):
-    return np.concatenate([read_greedily(model.encode, lambda m, t: model.decode(torch.from_numpy(t), m).numpy(),
-                                         images[i:i + chunk]) for i in range(0, len(images), chunk)])
+def read_all(reader, images, chunk=1000):
+    """Greedy readings of many canvases, `chunk` at a time, with a reader's (encode, decode) pair."""
+    encode, decode = reader
+    return np.concatenate([read_greedily(encode, decode, images[i:i + chunk]) for i in range(0, len(images), chunk)])
+
+
+def torch_reader(model):
+    """(encode, decode) for read_greedily, from the PyTorch model."""
+    return model.encode, lambda memory, tokens: model.decode(torch.from_numpy(tokens), memory).numpy()
 
 
 # ---- export and scoring through ONNX -----------------------------------------------------------
@@ -242,11 +248,11 @@ def onnx_sessions(folder):
             for name in ("encoder.onnx", "decoder.onnx")]
 
 
-def onnx_readings(folder, images, chunk=1000):
+def onnx_reader(folder):
+    """(encode, decode) for read_greedily, from the exported graphs in `folder`."""
     encoder, decoder = onnx_sessions(folder)
-    encode = lambda batch: encoder.run(None, {"image": batch.numpy()})[0]
-    decode = lambda memory, tokens: decoder.run(None, {"memory": memory, "tokens": tokens})[0]
-    return np.concatenate([read_greedily(encode, decode, images[i:i + chunk]) for i in range(0, len(images), chunk)])
+    return (lambda images: encoder.run(None, {"image": images.numpy()})[0],
+            lambda memory, tokens: decoder.run(None, {"memory": memory, "tokens": tokens})[0])
 
 
 def write_examples(test_set, folder):
@@ -285,7 +291,7 @@ def main(argv=None):
     recipe = Recipe(epochs=args.epochs)
     test_set = canvases("test", recipe.test_size)
     if args.score:
-        accuracy = exact_share(onnx_readings(MODEL_DIR, test_set[0]), test_set[1])
+        accuracy = exact_share(read_all(onnx_reader(MODEL_DIR), test_set[0]), test_set[1])
         print(f"held-out exact-sequence accuracy through ONNX: {100 * accuracy:.2f} % of {len(test_set[0]):,}")
         return 0
     started = time.perf_counter()
@@ -294,8 +300,8 @@ def main(argv=None):
     MODEL_DIR.mkdir(parents=True, exist_ok=True)
     torch.save(model.state_dict(), MODEL_DIR / "reader.pt")
     export(model, MODEL_DIR)
-    accuracy = {"torch": exact_share(torch_readings(model, test_set[0]), test_set[1]),
-                "onnx": exact_share(onnx_readings(MODEL_DIR, test_set[0]), test_set[1])}
+    accuracy = {"torch": exact_share(read_all(torch_reader(model), test_set[0]), test_set[1]),
+                "onnx": exact_share(read_all(onnx_reader(MODEL_DIR), test_set[0]), test_set[1])}
     write_examples(test_set, READER_DIR)
     card = write_card(recipe, model, accuracy, seconds, MODEL_DIR)
     print(json.dumps({key: card[key] for key in ("parameters", "held_out_exact_onnx", "held_out_exact_torch",
