@@ -8,6 +8,7 @@ PY     := $(VENV)/bin/python
 REQUIREMENTS ?= requirements.txt
 READY  := $(VENV)/.installed-$(REQUIREMENTS)
 POST   ?=
+ALL    ?=
 TITLE  ?=
 QUARTO ?= quarto
 KERNEL_NAME   := reading-digits
@@ -22,26 +23,66 @@ ORT_DIST := reader/node_modules/onnxruntime-web/dist
 help:  ## list the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
 
-$(READY): $(REQUIREMENTS)
-	@echo "setting up $(VENV) from $(REQUIREMENTS) (once; again when it changes)"
-	$(PYTHON) -m venv $(VENV)
+# Modules the tools import. A venv where one cannot be found is broken whatever pip's
+# records say (files deleted by hand): `touch requirements.txt` would not repair it, so
+# every command probes (find_spec: no import, a fraction of a second) and repairs.
+VENV_MODULES := $(if $(findstring site,$(REQUIREMENTS)),yaml nbformat,yaml nbformat nbclient ipykernel IPython numpy matplotlib torch huggingface_hub)
+VENV_PROBE := import importlib.util as u, sys; missing = [n for n in sys.argv[1:] if u.find_spec(n) is None]
+# The modules it cannot find, or "python" when the venv has no working Python.
+VENV_BROKEN := $(shell if [ -x $(PY) ]; then $(PY) -c '$(VENV_PROBE); print(*missing)' $(VENV_MODULES) 2>/dev/null || echo python; elif [ -d $(VENV) ]; then echo python; fi)
+# Files deleted under a package pip still lists: reinstall those distributions (pip install -r sees nothing to do).
+VENV_OWNERS := import importlib.metadata as m, sys; d = m.packages_distributions(); print(*sorted({x for n in sys.argv[1:] for x in d.get(n, [])}))
+
+$(READY): $(REQUIREMENTS) $(if $(VENV_BROKEN),venv-broken)
+	@echo "setting up $(VENV) from $(REQUIREMENTS) (once; again when it changes or breaks)"
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --disable-pip-version-check -r $(REQUIREMENTS)
+	$(if $(filter-out python,$(VENV_BROKEN)),$(PY) -c '$(VENV_OWNERS)' $(VENV_BROKEN) | xargs -r $(PY) -m pip install --quiet --disable-pip-version-check --force-reinstall --no-deps -c $(REQUIREMENTS))
+	@$(PY) -c '$(VENV_PROBE); missing and sys.exit(f"$(VENV) still cannot import {missing}; rebuild it: rm -rf $(VENV) && make test-fast")' $(VENV_MODULES)
 	@touch $@
 
+.PHONY: venv-broken
+venv-broken:
+	@echo "$(VENV) is broken: $(if $(filter python,$(VENV_BROKEN)),it has no working Python,it cannot import $(VENV_BROKEN)); repairing it"
+
 site: quarto-present $(READY) inline reader check  ## check, then build the site into _site/ (renders stored outputs; trains nothing)
-	$(QUARTO) render --no-execute
+	$(QUARTO_RUN) render --no-execute
 
 preview: quarto-present $(READY) inline reader  ## live preview while writing
-	$(QUARTO) preview --no-execute
+	$(QUARTO_RUN) preview --no-execute
+
+# Quarto on the PATH, else the pinned one installed into the venv by pip's quarto-cli (an sdist whose
+# build downloads Quarto from github.com). Its bin/quarto wrapper drops Quarto's exit status, so the
+# binary it installs in site-packages is called instead.
+QUARTO_VERSION := 1.7.34
+VENV_QUARTO = $(firstword $(wildcard $(VENV)/lib/python*/site-packages/quarto_cli/bin/quarto))
+QUARTO_RUN = $(if $(shell command -v $(QUARTO) 2>/dev/null),$(QUARTO),$(VENV_QUARTO))
 
 .PHONY: quarto-present
-quarto-present:
-	@command -v $(QUARTO) >/dev/null 2>&1 || { \
-	  echo "Quarto is not installed, so the site cannot be rendered."; \
-	  echo "Install Quarto 1.7 or newer from https://quarto.org/docs/get-started/"; \
-	  echo "(or, where GitHub downloads work: $(PY) -m pip install quarto-cli), then run make again."; \
-	  echo "Everything else (make test, make check, make execute) works without it."; \
-	  exit 1; }
+quarto-present: $(READY)
+	@if command -v $(QUARTO) >/dev/null 2>&1 || [ -x "$(VENV_QUARTO)" ]; then exit 0; fi; \
+	echo "no quarto on the PATH: installing Quarto $(QUARTO_VERSION) into $(VENV) (pip's quarto-cli downloads it from github.com)"; \
+	if $(PY) -m pip install --quiet --disable-pip-version-check --no-deps quarto-cli==$(QUARTO_VERSION) \
+	     >$(VENV)/quarto-install.log 2>&1 && [ -x "$$(ls $(VENV)/lib/python*/site-packages/quarto_cli/bin/quarto 2>/dev/null)" ]; then \
+	  echo "Quarto $(QUARTO_VERSION) installed in $(VENV)"; exit 0; fi; \
+	$(PY) -m pip uninstall --quiet --yes quarto-cli >/dev/null 2>&1; \
+	echo "Quarto could not be installed: quarto-cli $(QUARTO_VERSION) must download Quarto from github.com, and that failed here (pip's output: $(VENV)/quarto-install.log). Install Quarto $(QUARTO_VERSION) from https://quarto.org/docs/get-started/ and run make again; make test, make check and make execute work without it."; \
+	exit 1
+
+# axe-core for the rendered-site test, pinned in tests/package-lock.json; installed under .cache (ignored by git).
+AXE := .cache/axe/node_modules/axe-core/axe.min.js
+
+$(AXE): tests/package.json tests/package-lock.json
+	@command -v npm >/dev/null 2>&1 || { echo "axe-core comes from npm: install Node.js 20 or newer"; exit 1; }
+	mkdir -p .cache/axe
+	cp tests/package.json tests/package-lock.json .cache/axe/
+	npm ci --prefix .cache/axe --ignore-scripts --no-audit --no-fund
+
+.PHONY: axe site-test
+axe: $(AXE)  ## fetch axe-core (pinned in tests/package-lock.json) for the rendered-site test
+
+site-test: $(READY) $(AXE)  ## test the rendered _site/: links, alt text, outside requests, axe-core, page weight
+	$(PY) -m pytest -p no:cacheprovider tests/test_rendered_site.py
 
 test: $(READY)  ## the whole test suite, smoke runs of every post included (what CI runs)
 	$(PY) -m pytest
@@ -49,12 +90,12 @@ test: $(READY)  ## the whole test suite, smoke runs of every post included (what
 test-fast: $(READY)  ## the tests that run no notebook
 	$(PY) -m pytest -m "not slow"
 
-execute: $(READY)  ## re-run posts in place and save their outputs: make execute [POST=slug-part] [OFFLINE=1]
+execute: $(READY)  ## re-run posts in place and save their outputs: make execute [POST=slug-part [ALL=1]] [OFFLINE=1]
 	$(if $(OFFLINE),$(PY) -m tools.standin_data)
-	$(PY) -m tools.execute_posts $(if $(POST),--post $(POST)) $(if $(OFFLINE),--offline)
+	$(PY) -m tools.execute_posts $(if $(POST),--post $(POST)) $(if $(ALL),--all) $(if $(OFFLINE),--offline)
 
 check: $(READY)  ## publishing checks: stale or missing outputs, errors, drifted setup, unquoted numbers, …
-	$(PY) -m tools.check_posts $(if $(POST),--post $(POST))
+	$(PY) -m tools.check_posts $(if $(POST),--post $(POST)) $(if $(ALL),--all)
 
 inline: $(READY)  ## copy _style.py/_arch.py into each post's setup cell and write each post's links
 	$(PY) -m tools.inline_helpers
@@ -64,7 +105,7 @@ standin: $(READY)  ## build the offline stand-in data in .cache/huggingface (nev
 	$(PY) -m tools.standin_data
 
 smoke: $(READY)  ## run posts with small parameters on CPU, in a temporary copy: make smoke [POST=…]
-	$(PY) -m tools.smoke_run $(if $(POST),--post $(POST)) --save .cache/smoke
+	$(PY) -m tools.smoke_run $(if $(POST),--post $(POST)) $(if $(ALL),--all) --save .cache/smoke
 
 $(READER_RUNTIME): reader/package.json reader/package-lock.json
 	@command -v npm >/dev/null 2>&1 || { echo "the live reader's runtime comes from npm: install Node.js 20 or newer"; exit 1; }

@@ -1,4 +1,5 @@
-"""Each post's Colab and GitHub links come from the one repository setting in _quarto.yml."""
+"""Each post's Colab and GitHub links come from the one repository setting in _quarto.yml, and its
+shared image is a figure the post made."""
 import pytest
 
 from tests.factory import publishable
@@ -47,3 +48,65 @@ def test_check_mode_reports_and_fix_mode_writes_links(tmp_path, monkeypatch, cap
     assert post_links.main([]) == 0
     assert links_drift(read_notebook(path), path.parent.name, repository_url()) is None
     assert post_links.main(["--check"]) == 0
+
+
+def figure_cell(label, png_bytes, alt):
+    from tests.factory import ran
+    import base64
+    import nbformat
+    source = f'#| label: {label}\n#| fig-cap: "A caption."\n#| fig-alt: "{alt}"\nplot()'
+    picture = nbformat.v4.new_output("display_data", data={"image/png": base64.b64encode(png_bytes).decode(),
+                                                           "text/plain": "<Figure>"})
+    return ran(source, picture)
+
+
+def test_thumbnail_is_the_first_figure_copied_byte_for_byte(tmp_path):
+    from tools.post_links import THUMBNAIL, write_thumbnail
+    nb = publishable(figure_cell("fig-loss", b"first png", "A falling curve."),
+                     figure_cell("fig-attention", b"second png", "Three heat maps."))
+    write_links(nb, tmp_path.name, "https://github.com/owner/blog")
+    matter = front_matter(nb)
+    assert matter["image"] == THUMBNAIL and matter["image-alt"] == "A falling curve."
+    assert matter["resources"] == ["index.ipynb", THUMBNAIL], "Quarto copies only listed resources"
+    assert "thumbnail.png (not the stored image of fig-loss)" in links_drift(nb, tmp_path, "https://github.com/owner/blog")
+    assert write_thumbnail(nb, tmp_path) == "fig-loss"
+    assert (tmp_path / THUMBNAIL).read_bytes() == b"first png"
+    assert links_drift(nb, tmp_path, "https://github.com/owner/blog") is None
+    (tmp_path / THUMBNAIL).write_bytes(b"an older figure")
+    assert "thumbnail.png" in links_drift(nb, tmp_path, "https://github.com/owner/blog")
+
+
+def test_metadata_chooses_the_thumbnail_and_a_wrong_label_is_named(tmp_path):
+    from tools.notebooks import blog_metadata
+    from tools.post_links import thumbnail_figure
+    nb = publishable(figure_cell("fig-loss", b"first", "A curve."), figure_cell("fig-attention", b"second", "Maps."))
+    blog_metadata(nb)["thumbnail"] = "fig-attention"
+    assert thumbnail_figure(nb) == ("fig-attention", b"second", "Maps.")
+    write_links(nb, "2026-01-01-example", "https://github.com/owner/blog")
+    assert front_matter(nb)["image-alt"] == "Maps."
+    blog_metadata(nb)["thumbnail"] = "fig-missing"
+    with pytest.raises(NotebookError, match="blog.thumbnail names 'fig-missing'.*fig-loss"):
+        thumbnail_figure(nb)
+
+
+def test_a_post_without_figures_gets_no_image_and_a_changed_alt_is_drift(tmp_path):
+    nb = publishable()
+    write_links(nb, "2026-01-01-example", "https://github.com/owner/blog")
+    assert "image" not in front_matter(nb) and front_matter(nb)["resources"] == ["index.ipynb"]
+    drawn = publishable(figure_cell("fig-x", b"x", "Old alt."))
+    write_links(drawn, "2026-01-01-example", "https://github.com/owner/blog")
+    drawn.cells[1].source = drawn.cells[1].source.replace("Old alt.", "New alt.")
+    assert "image-alt" in links_drift(drawn, "2026-01-01-example", "https://github.com/owner/blog")
+
+
+def test_inline_writes_the_thumbnail_and_check_mode_sees_it_missing(tmp_path, monkeypatch, capsys):
+    from tests.factory import save_post
+    from tools import post_links
+    from tools.notebooks import read_notebook
+    path = save_post(publishable(figure_cell("fig-x", b"png bytes", "An alt.")), tmp_path / "posts")
+    monkeypatch.setattr("tools.notebooks.find_posts", lambda substring=None: [path])
+    assert post_links.main(["--check"]) == 1
+    assert "thumbnail.png (not the stored image of fig-x)" in capsys.readouterr().out
+    assert post_links.main([]) == 0
+    assert (path.parent / "thumbnail.png").read_bytes() == b"png bytes"
+    assert post_links.main(["--check"]) == 0 and links_drift(read_notebook(path), path.parent, repository_url()) is None

@@ -17,7 +17,7 @@ def test_blog_home_lists_posts_newest_first_with_categories_and_a_feed():
     listing = home["listing"]
     assert listing["contents"] == "posts" and listing["sort"] == "date desc"
     assert listing["categories"] is True and listing["feed"] is True
-    assert {"date", "title", "description", "categories", "reading-time"} <= set(listing["fields"])
+    assert {"image", "date", "title", "description", "categories", "reading-time"} <= set(listing["fields"])
     assert CONFIG["website"]["site-url"].startswith("https://") and CONFIG["website"]["description"], \
         "Quarto writes the RSS feed only with site-url and description"
 
@@ -25,6 +25,7 @@ def test_blog_home_lists_posts_newest_first_with_categories_and_a_feed():
 def test_site_has_themes_toc_code_copy_and_bibliography():
     html = CONFIG["format"]["html"]
     assert set(html["theme"]) == {"light", "dark"} and html["toc"] is True and html["code-copy"] is True
+    assert html["theme"]["light"][0] == "cosmo" and html["theme"]["dark"][0] == "darkly"
     bibliography = (REPO_ROOT / CONFIG["bibliography"]).read_text()
     assert re.search(r"@\w+\{vaswani2017attention,", bibliography) and "Attention Is All You Need" in bibliography
 
@@ -39,8 +40,11 @@ def test_every_path_the_configuration_names_exists():
     built_by_make = {"reader/vendor/ort/*"}  # make reader fetches it before rendering
     for path in CONFIG["project"]["resources"]:
         assert path in built_by_make or (REPO_ROOT / path).exists(), f"_quarto.yml resources: {path} is missing"
-    for page in ("index.qmd", "about.qmd", CONFIG["format"]["html"]["css"]):
-        assert (REPO_ROOT / page).exists()
+    html = CONFIG["format"]["html"]
+    themes = [name for theme in html["theme"].values() for name in theme if name.endswith(".scss")]
+    for page in ("index.qmd", "about.qmd", html["css"], html["include-after-body"], CONFIG["website"]["favicon"],
+                 *themes):
+        assert (REPO_ROOT / page).exists(), f"_quarto.yml names {page}, which is missing"
     for item in CONFIG["website"]["navbar"]["left"]:
         assert (REPO_ROOT / item["href"]).exists(), f"navbar link {item['href']} points at nothing"
 
@@ -60,3 +64,54 @@ def test_posts_link_back_to_posts_that_exist():
         for target in re.findall(r"\]\(\.\./([^/)]+)/", prose):
             assert target in folders, f"{path.parent.name} links to missing post {target}"
         assert front_matter(read_notebook(path))["date"]
+
+
+def scss_defaults(path):
+    """The `$name: value;` settings in a Quarto theme file's defaults section."""
+    text = (REPO_ROOT / path).read_text().split("/*-- scss:rules --*/")[0]
+    return dict(re.findall(r"^\$([\w-]+):\s*([^;]+);", text, re.M))
+
+
+def test_no_page_asks_another_host_for_fonts_or_math():
+    """cosmo and darkly @import Google Fonts unless $web-font-path is false; MathJax (and its polyfill)
+    come from a CDN, MathML needs no script."""
+    for theme in CONFIG["format"]["html"]["theme"].values():
+        per_theme = [name for name in theme if name.endswith(".scss") and "$web-font-path" in (REPO_ROOT / name).read_text()]
+        assert len(per_theme) == 1 and scss_defaults(per_theme[0])["web-font-path"] == "false", theme
+        assert "googleapis" not in " ".join((REPO_ROOT / name).read_text() for name in theme if name.endswith(".scss"))
+    assert CONFIG["format"]["html"]["html-math-method"] == "mathml"
+    assert "@import" not in (REPO_ROOT / CONFIG["format"]["html"]["css"]).read_text()
+
+
+def test_shared_posts_get_cards_and_the_site_a_favicon():
+    website = CONFIG["website"]
+    assert website["open-graph"] is True and website["twitter-card"] is True
+    assert (REPO_ROOT / website["favicon"]).read_bytes().startswith(b"\x89PNG")
+    assert website["favicon"] in CONFIG["project"]["resources"]
+    for path in find_posts():
+        matter = front_matter(read_notebook(path))
+        assert matter.get("image") == "thumbnail.png" and matter.get("image-alt"), f"{path.parent.name}: run make inline"
+        assert "thumbnail.png" in matter["resources"]
+
+
+def contrast(foreground, background):
+    def luminance(colour):
+        channels = [int(colour.lstrip("#")[i:i + 2], 16) / 255 for i in (0, 2, 4)]
+        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+    light, dark = sorted((luminance(foreground), luminance(background)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+def test_light_theme_links_and_muted_text_meet_wcag_aa_on_white():
+    light = scss_defaults(next(name for name in CONFIG["format"]["html"]["theme"]["light"] if "light" in name))
+    for variable in ("link-color", "text-muted"):
+        assert contrast(light[variable], "#ffffff") >= 4.5, f"${variable} {light[variable]}"
+        assert contrast(light[variable], "#f8f9fa") >= 4.5, f"${variable} {light[variable]} on cosmo's light grey"
+    assert light["link-decoration"] == "underline"
+
+
+def test_search_is_off_and_the_listing_headings_step_down_one_level():
+    assert CONFIG["website"]["search"] is False, "Quarto's search button has no accessible name"
+    body = (REPO_ROOT / "index.qmd").read_text().split("---", 2)[2]
+    assert re.search(r"^## Posts \{\.visually-hidden\}$", body, re.M), "an h2 between the h1 and the h3 post titles"

@@ -11,17 +11,27 @@ Run it after editing a helper; `make` does. With --check it writes nothing and
 lists every notebook whose setup cell no longer matches its helpers. Changing a
 setup cell makes that cell's stored outputs stale, which `make check` then reports
 until the post is executed again: that is deliberate.
+
+The setup cell also makes the notebook run outside the project: its first block
+installs, at the versions pinned in requirements.txt, the packages the post and
+its helpers import that are missing (Colab lacks visualtorch; a bare Jupyter may
+lack everything). Inside the project's venv nothing is missing and it does nothing.
 """
 import argparse
+import ast
+import re
 import sys
 
 import nbformat
 
-from tools.notebooks import REPO_ROOT, SETUP_TAG, NotebookError, blog_metadata, has_tag, sync_posts
+from tools.notebooks import REPO_ROOT, SETUP_TAG, NotebookError, blog_metadata, has_tag, parse_cell, sync_posts
+from tools.post_links import repository_url
 
 # Inlining order, and what each helper needs before it (_arch.py uses _style.py's palette).
 HELPERS = {"_style.py": [], "_arch.py": ["_style.py"]}
 WHAT_THEY_GIVE = {"_style.py": "chart style", "_arch.py": "architecture diagrams"}
+# Import names whose distribution is called something else; every other import is looked up by its own name.
+DISTRIBUTION_OF = {"PIL": "pillow", "yaml": "PyYAML"}
 
 
 def declared_helpers(nb):
@@ -37,18 +47,88 @@ def declared_helpers(nb):
     return [name for name in HELPERS if name in declared]
 
 
-def setup_source(helpers, root=REPO_ROOT):
-    """The exact text of the generated setup cell for these helpers."""
+def pinned_versions(requirements=REPO_ROOT / "requirements.txt"):
+    """{normalised distribution name: (name as pinned, version)} from a requirements file of exact pins."""
+    pins = {}
+    for line in requirements.read_text(encoding="utf-8").splitlines():
+        match = re.fullmatch(r"\s*([A-Za-z0-9_.-]+)==([^\s#;]+)\s*(#.*)?", line)
+        if match:
+            pins[normalised(match.group(1))] = (match.group(1), match.group(2))
+    return pins
+
+
+def normalised(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def imported_modules(source):
+    """Top-level names of the absolute imports in a piece of Python (magics ignored)."""
+    tree = parse_cell(source)
+    names = set()
+    for node in ast.walk(tree) if tree else []:
+        if isinstance(node, ast.Import):
+            names |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def needed_packages(nb, helpers, root=REPO_ROOT, requirements=REPO_ROOT / "requirements.txt"):
+    """[(name, version)] of the pinned packages the post's code and its helpers import, in requirements order.
+
+    Worked out from the text alone (no import is tried), so the answer is the same in every environment,
+    the light one of the publish workflow included."""
+    sources = [cell.source for cell in nb.cells if cell.cell_type == "code" and not has_tag(cell, SETUP_TAG)]
+    sources += [(root / name).read_text(encoding="utf-8") for name in helpers]
+    wanted = {normalised(DISTRIBUTION_OF.get(module, module)) for source in sources for module in imported_modules(source)}
+    return [pin for key, pin in pinned_versions(requirements).items() if key in wanted]
+
+
+def packages_block(packages):
+    """Code that pip-installs the packages that are not installed at all, at their pinned versions."""
+    pins = ", ".join(f'"{name}": "{version}"' for name, version in packages)
+    return "\n".join([
+        "# Installs the pinned packages this post needs that are missing (Colab, a notebook run on its own);",
+        "# where they are all installed, as in the project's venv, it does nothing.",
+        "import importlib.metadata, subprocess, sys",
+        "",
+        "def _not_installed(pins):",
+        "    missing = []",
+        "    for name, version in pins.items():",
+        "        try:",
+        "            importlib.metadata.version(name)",
+        "        except importlib.metadata.PackageNotFoundError:",
+        "            missing.append(f\"{name}=={version}\")",
+        "    return missing",
+        "",
+        f"if _missing := _not_installed({{{pins}}}):",
+        '    print("installing", " ".join(_missing))',
+        '    subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", *_missing], check=True)',
+    ])
+
+
+def setup_source(helpers, root=REPO_ROOT, packages=(), repo_url=None):
+    """The exact text of the generated setup cell for these helpers and the packages the post imports."""
     names = " and ".join(helpers)
+    gives = " and ".join(WHAT_THEY_GIVE[name] for name in helpers)
     parts = [
         "#| code-fold: true",
-        f'#| code-summary: "Setup: {" and ".join(WHAT_THEY_GIVE[name] for name in helpers)} (generated from {names})"',
-        f"# Generated by tools/inline_helpers.py from {names}; do not edit here.",
-        "# Change the helper file, then run `make inline` (or `make`).",
+        f'#| code-summary: "Setup: {"missing packages, " if packages else ""}{gives} (generated from {names})"',
+        f"# Generated from {names} of {repo_url or repository_url()}; edit those files, not this cell.",
     ]
+    if packages:
+        parts += ["", "# ---- packages ----", packages_block(packages)]
     for name in helpers:
         parts += ["", f"# ---- {name} ----", (root / name).read_text(encoding="utf-8").rstrip("\n")]
     return "\n".join(parts)
+
+
+def expected_setup(nb, root=REPO_ROOT):
+    """The setup cell text this notebook should carry, or None when it declares no helpers."""
+    helpers = declared_helpers(nb)
+    if not helpers:
+        return None
+    return setup_source(helpers, root, needed_packages(nb, helpers, root))
 
 
 def setup_cells(nb):
@@ -62,14 +142,14 @@ def setup_position(nb):
 
 def setup_drift(nb, root=REPO_ROOT):
     """Why the notebook's setup cell differs from its helpers, or None when it matches."""
-    helpers = declared_helpers(nb)
+    expected = expected_setup(nb, root)
     cells = setup_cells(nb)
-    if not helpers:
+    if expected is None:
         return "has a generated setup cell but declares no helpers" if cells else None
     if len(cells) != 1:
-        return f"declares {helpers} but has {len(cells)} generated setup cells (expected 1)"
-    if cells[0].source != setup_source(helpers, root):
-        return f"setup cell differs from the current {' and '.join(helpers)}"
+        return f"declares {declared_helpers(nb)} but has {len(cells)} generated setup cells (expected 1)"
+    if cells[0].source != expected:
+        return f"setup cell differs from the current {' and '.join(declared_helpers(nb))} (or the pins it installs)"
     return None
 
 
@@ -77,18 +157,17 @@ def inline(nb, root=REPO_ROOT):
     """Bring the setup cell in line with the helpers; returns True when the notebook changed."""
     if setup_drift(nb, root) is None:
         return False
-    helpers = declared_helpers(nb)
+    expected = expected_setup(nb, root)
     cells = setup_cells(nb)
     for extra in cells[1:]:
         nb.cells.remove(extra)
-    if not helpers:
+    if expected is None:
         nb.cells.remove(cells[0])
         return True
-    source = setup_source(helpers, root)
     if cells:
-        cells[0].source = source  # outputs stay; the changed hash marks them stale
+        cells[0].source = expected  # outputs stay; the changed hash marks them stale
     else:
-        cell = nbformat.v4.new_code_cell(source, metadata={"tags": [SETUP_TAG]})
+        cell = nbformat.v4.new_code_cell(expected, metadata={"tags": [SETUP_TAG]})
         nb.cells.insert(setup_position(nb), cell)
     return True
 

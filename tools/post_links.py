@@ -7,14 +7,26 @@ address is kept in one place, `website.repo-url` in `_quarto.yml`, and this tool
 writes the links into each post's front matter (`code-links`, `other-links`, and
 `index.ipynb` in `resources`, which the download link needs). `--check` reports
 posts whose links are missing or out of date; `make check` runs it.
+
+A shared post shows a picture the post itself made: one stored figure (the label in
+the notebook metadata `blog.thumbnail`, else the first figure) is copied, byte for
+byte, to `thumbnail.png` beside the notebook, and the front matter gets `image` and
+`image-alt` (the figure's fig-alt). Quarto uses them for the Open Graph and Twitter
+cards and for the listing's thumbnails.
 """
 import argparse
+import base64
 import re
 import sys
+from pathlib import Path
 
 import yaml
 
-from tools.notebooks import FRONT_MATTER, REPO_ROOT, NotebookError, front_matter, sync_posts
+from tools.notebooks import (
+    FRONT_MATTER, POSTS_DIR, REPO_ROOT, NotebookError, blog_metadata, cell_options, front_matter, sync_posts,
+)
+
+THUMBNAIL = "thumbnail.png"
 
 
 def repository_url(root=REPO_ROOT):
@@ -39,14 +51,74 @@ def expected_links(folder, repo_url):
     }
 
 
+def stored_figures(nb):
+    """[(label, png bytes, alt text)] for each figure cell (`#| label: fig-…`) that holds a stored PNG."""
+    figures = []
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        options = cell_options(cell)
+        label = str(options.get("label", ""))
+        pngs = [output.data["image/png"] for output in cell.get("outputs", [])
+                if "image/png" in output.get("data", {})]
+        if label.startswith("fig-") and pngs:
+            png = pngs[0] if isinstance(pngs[0], str) else "".join(pngs[0])
+            figures.append((label, base64.b64decode(png), str(options.get("fig-alt", "")).strip()))
+    return figures
+
+
+def thumbnail_figure(nb):
+    """(label, png bytes, alt text) of the figure that stands for the post, or None when it has none yet."""
+    figures = stored_figures(nb)
+    chosen = blog_metadata(nb).get("thumbnail")
+    if chosen:
+        match = [figure for figure in figures if figure[0] == chosen]
+        if not match:
+            raise NotebookError(f"metadata blog.thumbnail names {chosen!r}, but no figure cell with that label "
+                                f"holds a stored image (figures with images: {[f[0] for f in figures]})")
+        return match[0]
+    return figures[0] if figures else None
+
+
+def expected_front_matter(nb, folder, repo_url):
+    """Everything this tool writes into the front matter: the links, and the image when the post has a figure."""
+    expected = expected_links(folder, repo_url)
+    figure = thumbnail_figure(nb)
+    if figure:
+        expected["image"] = THUMBNAIL
+        expected["image-alt"] = figure[2]
+    return expected
+
+
+def expected_resources(nb):
+    return ["index.ipynb"] + ([THUMBNAIL] if thumbnail_figure(nb) else [])
+
+
+def post_folder(folder):
+    """The post's directory: `folder` itself when it is a path, else posts/<folder> in this repository."""
+    return Path(folder) if isinstance(folder, Path) else POSTS_DIR / folder
+
+
 def links_drift(nb, folder, repo_url):
-    """What is wrong with the post's links, or None when they are right."""
+    """What is wrong with the post's links and thumbnail, or None when they are right.
+
+    `folder` is the post's directory, or its name under posts/; the thumbnail file is compared
+    byte for byte with the chosen figure whenever that directory exists."""
     matter = front_matter(nb)
     if matter is None:
         return "no front matter to hold the links"
-    wrong = [key for key, value in expected_links(folder, repo_url).items() if matter.get(key) != value]
-    if "index.ipynb" not in (matter.get("resources") or []):
-        wrong.append("resources (index.ipynb)")
+    post_dir = post_folder(folder)
+    expected = expected_front_matter(nb, post_dir.name, repo_url)
+    wrong = [key for key, value in expected.items() if matter.get(key) != value]
+    wrong += [key for key in ("image", "image-alt") if key not in expected and matter.get(key) == THUMBNAIL]
+    missing = [name for name in expected_resources(nb) if name not in (matter.get("resources") or [])]
+    if missing:
+        wrong.append(f"resources ({', '.join(missing)})")
+    figure = thumbnail_figure(nb)
+    if figure and post_dir.is_dir():
+        thumbnail = post_dir / THUMBNAIL
+        if not thumbnail.exists() or thumbnail.read_bytes() != figure[1]:
+            wrong.append(f"{THUMBNAIL} (not the stored image of {figure[0]})")
     return f"links out of date: {', '.join(wrong)}" if wrong else None
 
 
@@ -55,12 +127,20 @@ def write_links(nb, folder, repo_url):
     matter = front_matter(nb)
     if matter is None:
         raise NotebookError("no front matter to hold the links: the first cell must be markdown with a --- block")
-    matter.update(expected_links(folder, repo_url))
+    matter.update(expected_front_matter(nb, Path(folder).name, repo_url))
     resources = list(matter.get("resources") or [])
-    matter["resources"] = resources if "index.ipynb" in resources else ["index.ipynb", *resources]
+    matter["resources"] = [name for name in expected_resources(nb) if name not in resources] + resources
     block = yaml.safe_dump(matter, sort_keys=False, allow_unicode=True, width=100).strip()
     first = nb.cells[0]
     first.source = FRONT_MATTER.sub(lambda _: f"---\n{block}\n---\n", first.source, count=1).rstrip("\n")
+
+
+def write_thumbnail(nb, post_dir):
+    """Copy the chosen figure's stored PNG to thumbnail.png in `post_dir`; returns its label, or None."""
+    figure = thumbnail_figure(nb)
+    if figure:
+        (Path(post_dir) / THUMBNAIL).write_bytes(figure[1])
+    return figure[0] if figure else None
 
 
 def main(argv=None):
@@ -74,12 +154,13 @@ def main(argv=None):
         return 2
 
     def drift_of(nb, path):
-        drift = links_drift(nb, path.parent.name, repo_url)
+        drift = links_drift(nb, path.parent, repo_url)
         return f"cell 1 (front matter): {drift}" if drift else None
 
     def bring_in_line(nb, path):
         write_links(nb, path.parent.name, repo_url)
-        return "links written"
+        label = write_thumbnail(nb, path.parent)
+        return "links written" + (f"; {THUMBNAIL} from {label}" if label else "")
 
     return sync_posts(drift_of, bring_in_line, check=args.check)
 
