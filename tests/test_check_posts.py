@@ -1,4 +1,5 @@
 """Each publishing check refuses the failure it exists for, and accepts the fixed version."""
+import nbformat
 import pytest
 
 from tests.factory import FRONT_MATTER, error, image, md, never_ran, publishable, ran, reseal, save_post, stream
@@ -64,6 +65,9 @@ def test_drifted_setup_cell_is_refused(tmp_path):
     "from importlib import import_module as load\nload('_arch')", "__import__('_style')",
     "x = !ls\nimport _style", "%run -i ../sibling.py", "%load _style.py", "%matplotlib inline\nimport sys\nsys.path[0:0] = ['..']",
     "import site\nsite.addsitedir('..')", "import importlib\nname = '_st' + 'yle'\nimportlib.import_module(name)",
+    # a sibling run by its file name, or sys.path reached through getattr
+    "exec(open('../../_style.py').read())", "import runpy\nrunpy.run_path('_arch.py')", "import runpy as r\nr.run_module('_style')",
+    "!python _style.py", "import sys\ngetattr(sys, 'path').append('..')",
 ])
 def test_sibling_import_or_sys_path_edit_is_refused(tmp_path, source):
     problems = problems_of(publishable(ran(source)), tmp_path)
@@ -81,6 +85,18 @@ def test_ipython_syntax_that_is_harmless_is_accepted(tmp_path):
 def test_library_imports_are_accepted(tmp_path):
     assert problems_of(publishable(ran("import numpy as np\nimport torch.nn as nn\nimport sys\nprint(sys.version)")),
                        tmp_path) == []
+
+
+def test_a_file_name_in_text_is_not_a_sibling_import(tmp_path):
+    assert problems_of(publishable(ran('"""Copied from _style.py by make inline."""\nprint("see _style.py")')), tmp_path) == []
+
+
+def test_empty_code_cell_with_outputs_is_refused(tmp_path):
+    """The seal leaves empty cells out (they run nothing), so their outputs could only be written by hand."""
+    nb = publishable(ran("print('accuracy 85.1 %')", stream("accuracy 85.1 %\n")),
+                     ran("", stream("held-out accuracy 99.9 %\n")), md("The held-out accuracy is 99.9 %."))
+    problems = problems_of(nb, tmp_path)
+    assert any("cell 3 (code): an empty code cell shows outputs" in problem for problem in problems), problems
 
 
 @pytest.mark.parametrize("missing", ["title", "description", "date", "categories"])
@@ -147,6 +163,9 @@ def test_numbers_printed_in_matching_context_are_accepted(tmp_path):
                   "It has 534,348 parameters and trains within the 10 min budget.",
                   "PyTorch 2.0, section 3.2, Figure 2, the 2017 paper, 7×7 patches of a 4×12 grid, pixels "
                   "divided by 1/255, version 0.1.4, dated 2026-06-18, and $p = 0.5$ are not results.\n\n"
+                  "Canvases of 28 × 84 pixels in a 4 x 12 grid, ipykernel 7.4, a batch of 128: not results either.\n\n"
+                  "Negative numbers are read in outputs as little as in prose: a weight of −0.25 or -0.5.\n\n"
+                  "Rounded, said so: the held-out accuracy ends at about 88 %.\n\n"
                   "1. a numbered list\n2. of steps, [see v2.5](https://example.org/3.7) [@paper2017]",
                   caption="Held-out accuracy reaches 88.2 % at epoch 3.")
     assert problems_of(nb, tmp_path) == []
@@ -162,6 +181,11 @@ def test_numbers_printed_in_matching_context_are_accepted(tmp_path):
     ("The model misreads 214 of 2,000 canvases.", ["214", "no output prints"]),
     ("Our model reaches an accuracy of 2.13 on the test set.", ["2.13", "no output prints"]),
     ("The validation score is 0.412.", ["0.412", "shares a word"]),
+    # the loss, printed on the accuracy's line, quoted as the accuracy: its own label says "loss"
+    ("The held-out accuracy is 0.412.", ["0.412", "shares a word"]),
+    ("A 25-second training run.", ["25-second", "wall-clock"]),
+    ("The held-out accuracy is 99 percent.", ["99 percent", "no output prints"]),
+    ("The held-out accuracy is about 95 %.", ["95 %", "no output prints"]),
 ])
 def test_prose_number_out_of_context_is_refused(tmp_path, prose, fragments):
     assert_refused(with_log(prose), tmp_path, "cell 4 (markdown)", *fragments)
@@ -181,6 +205,25 @@ def test_numbers_in_alt_text_and_front_matter_are_checked(tmp_path):
     front = FRONT_MATTER.replace('"A post built by the test factory."', '"Held-out accuracy 99.9 % in 25 s."')
     problems = problems_of(with_log(), tmp_path) + problems_of(publishable(front=front), tmp_path / "front")
     assert [problem for problem in problems if "front matter" in problem and "99.9 %" in problem], problems
+
+
+@pytest.mark.parametrize("cell", [
+    {"cell_type": "raw", "metadata": {}, "source": "held-out accuracy 99.9 %"},
+    md("```\nepoch 3/3  held-out accuracy 99.9 %\n```"),
+    md('![Accuracy.](acc.png){fig-alt="A line rising to 99.9 %."}'),
+    md("The held-out accuracy is $99.9\\%$."),
+], ids=["raw cell", "untagged fenced block", "quarto fig-alt attribute", "percentage in math"])
+def test_numbers_a_reader_sees_outside_plain_prose_are_checked(tmp_path, cell):
+    nb = with_log()
+    nb.cells.insert(3, nbformat.from_dict({"id": "a1b2c3d4", **cell}))
+    assert_refused(nb, tmp_path, "cell 4", "99.9 %", "no output prints")
+
+
+def test_time_printed_beside_a_budget_is_not_a_budget(tmp_path):
+    log = stream("training took 7.5 min (budget 10 min)\n")
+    assert_refused(publishable(ran("print(log)", log), md("Training takes 7.5 min, within its budget.")), tmp_path,
+                   "cell 3 (markdown)", "7.5 min", "wall-clock")
+    assert problems_of(publishable(ran("print(log)", log), md("It trains within the 10 min budget.")), tmp_path) == []
 
 
 def test_numbers_in_code_and_links_are_not_prose(tmp_path):

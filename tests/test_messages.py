@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from tests.factory import FRONT_MATTER, publishable, ran, save_post, stream
+from tests.factory import FRONT_MATTER, image, publishable, ran, save_post, stream
 from tools import check_posts, standin_data
 from tools.check_posts import check_notebook
 from tools.inline_helpers import setup_drift
@@ -21,9 +21,12 @@ def problems_of(path, root=REPO_ROOT):
 @pytest.mark.parametrize("date_line, fragment", [("date: 2026-13-45", "impossible date"),
                                                  ("date: '2026-13-45'", "not a real date")])
 def test_impossible_date_is_named(tmp_path, date_line, fragment):
-    path = save_post(publishable(front=FRONT_MATTER.replace("date: 2026-01-01", date_line)), tmp_path, links=False)
-    problems = problems_of(path)
-    assert any(fragment in problem and "YYYY-MM-DD" in problem for problem in problems), problems
+    nb = publishable(ran("print(1)", stream("1\n")), front=FRONT_MATTER.replace("date: 2026-01-01", date_line))
+    nb.cells[1].outputs[0].text = "2\n"
+    problems = problems_of(save_post(nb, tmp_path, links=False))
+    said = [problem for problem in problems if fragment in problem]
+    assert len(said) == 1 and "cell 1 (front matter)" in said[0] and "YYYY-MM-DD" in said[0], problems
+    assert any("cell 2 (code): outputs edited" in problem for problem in problems), "the date hid other problems"
 
 
 def test_draft_must_be_a_boolean(tmp_path, capsys):
@@ -45,6 +48,30 @@ def test_malformed_cell_is_named(tmp_path, break_it, fragment):
     path.write_text(json.dumps(raw))
     problems = problems_of(path)
     assert len(problems) == 1 and fragment in problems[0] and "2026-01-01-example" in problems[0], problems
+
+
+@pytest.mark.parametrize("break_it, fragment", [
+    (lambda blog: blog.clear() or None, "metadata blog is null, not a mapping"),
+    (lambda blog: blog.update(provenance="cuda") or blog, 'metadata blog.provenance is "cuda", not a mapping'),
+    (lambda blog: blog.update(seal=["x"]) or blog, 'metadata blog.seal is ["x"], not a mapping'),
+])
+def test_hand_edited_tool_records_are_named(tmp_path, break_it, fragment, capsys):
+    path = save_post(publishable(ran("print(1)", stream("1\n"))), tmp_path)
+    raw = json.loads(path.read_text())
+    raw["metadata"]["blog"] = break_it(raw["metadata"]["blog"])
+    path.write_text(json.dumps(raw))
+    assert check_posts.main([str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "2026-01-01-example: notebook:" in out and fragment in out and "make execute" in out, out
+
+
+def test_cell_options_that_are_not_yaml_are_named_once(tmp_path):
+    figure = '#| label: fig-x\n#| fig-cap: "Loss: falls "badly"\n#| fig-alt: "A line."\nshow()'
+    path = save_post(publishable(ran(figure, image())), tmp_path, links=False)  # make inline stops on it too
+    problems = problems_of(path)
+    assert len(problems) == 1, problems
+    assert "cell 2 (code): the `#|` options starting '#| label: fig-x' are not valid YAML (option line 2" in problems[0]
+    assert "\n" not in problems[0]
 
 
 @pytest.fixture
@@ -89,6 +116,13 @@ def test_post_matching_several_lists_them_and_stops(three_posts):
         find_posts("reading", three_posts)
     assert len(find_posts("reading", three_posts, every_match=True)) == 2
     assert [path.parent.name for path in find_posts("2026-01-03-writing", three_posts)] == ["2026-01-03-writing"]
+
+
+def test_post_naming_a_folder_without_index_notebook_says_why(three_posts):
+    (three_posts / "2026-01-04-capitals").mkdir()
+    (three_posts / "2026-01-04-capitals" / "Index.ipynb").write_text("{}")
+    with pytest.raises(NotebookError, match=r"matches 'capitals'\n  2026-01-04-capitals: no index.ipynb \(holds Index"):
+        find_posts("capitals", three_posts)
 
 
 def test_command_with_ambiguous_post_runs_nothing():

@@ -1,4 +1,7 @@
 """The seal `make execute` records: hand edits to outputs, provenance, or the set and order of code cells are refused."""
+import json
+import warnings
+
 import pytest
 
 from tests.factory import image, md, publishable, ran, reseal, save_post, stream
@@ -71,7 +74,32 @@ def test_added_code_cell_is_refused(tmp_path):
 def test_reordered_code_cells_are_refused(tmp_path):
     nb = three_cells()
     nb.cells[2], nb.cells[3] = nb.cells[3], nb.cells[2]
-    assert_refused(nb, tmp_path, "cell 4 (code)", "moved", "it ran before cell 3")
+    assert_refused(nb, tmp_path, "cell 4 (code)", "moved", "it ran right after cell 2")
+
+
+def test_moved_cell_is_the_one_named(tmp_path):
+    """The last code cell put first: that cell moved, not the three that kept their order."""
+    nb = three_cells()
+    nb.cells.insert(1, nb.cells.pop())
+    assert_refused(nb, tmp_path, "cell 2 (code)", "moved", "it ran right after cell 5")
+
+
+def test_changed_cell_id_is_named_as_such(tmp_path):
+    nb = three_cells()
+    sealed_id, nb.cells[2].id = nb.cells[2].id, "renamed1"
+    assert_refused(nb, tmp_path, "cell 3 (code)", f"its id changed after the run (it ran as {sealed_id})")
+
+
+def test_duplicated_code_cell_is_refused_without_a_library_warning(tmp_path):
+    path = save_post(three_cells(), tmp_path / "posts")
+    raw = json.loads(path.read_text())
+    raw["cells"].insert(3, raw["cells"][2])  # same id twice: nbformat renames the copy and warns
+    path.write_text(json.dumps(raw))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        problems = [str(problem) for problem in check_notebook(path)]
+    assert len(problems) == 1 and "cell 4 (code): added after the run" in problems[0], problems
+    assert not [warning for warning in caught if "cell id" in str(warning.message)], caught
 
 
 def test_edited_seal_is_refused(tmp_path):

@@ -4,19 +4,21 @@ Quarto renders the outputs stored in each notebook and never runs code, so a
 notebook can look finished while its outputs are stale, broken or from a toy run.
 This tool refuses such a post, naming the post, the cell and what to do:
 
-- a code cell that never ran, a figure cell with no image, or an error output;
+- a code cell that never ran, a figure cell with no image, an error output, or an
+  empty code cell showing outputs (no run makes them, and the seal leaves it out);
 - outputs that no longer match the seal `make execute` recorded: a stale cell (its
   code changed after it ran), outputs or images edited, provenance edited, a code
   cell added, deleted or moved after the run (tools/notebooks.py);
 - a generated setup cell that differs from `_style.py` / `_arch.py`;
-- a sibling import (also through `importlib`, `__import__` or `%run`) or a
-  `sys.path` edit (also through an alias); a cell that does not parse even after
-  IPython's own transforms;
+- a sibling import (also through `importlib`, `__import__`, `runpy` or `%run`, or a
+  repository file opened or run by name) or a `sys.path` edit (also through an alias
+  or `getattr`); a cell that does not parse even after IPython's own transforms;
 - front matter without title, description, date or categories, with an impossible
   date or a `draft` that is not a boolean, or without the generated Colab, GitHub
   and download links; a figure without a label, caption or alt text;
-- a number quoted in the prose, a caption, alt text or the title/description that
-  this run does not print in a matching context (see `check_prose_numbers`);
+- a number quoted in the prose (raw cells and untagged fenced blocks too), a caption,
+  alt text or the title/description that this run does not print in a matching
+  context (see `check_prose_numbers`);
 - a data download not pinned to a full 40-hex commit revision, however imported;
 - a TODO placeholder left by `make new` in the prose, front matter or a caption;
 - outputs from a smoke run (overridden parameters), with no provenance at all, or
@@ -34,12 +36,13 @@ import re
 import shlex
 import sys
 from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
 from tools.inline_helpers import setup_drift
 from tools.post_links import links_drift, repository_url
 from tools.notebooks import (
-    INJECTED_TAG, NO_DOWNLOAD, POSTS_DIR, REPO_ROOT, NotebookError, blog_metadata, cell_key,
+    INJECTED_TAG, NO_DOWNLOAD, POSTS_DIR, REPO_ROOT, CellOptionsError, NotebookError, blog_metadata, cell_key,
     cell_options, code_cells, compute_seal, describe_cell, download_calls, find_posts, folders_without_notebook,
     front_matter, has_tag, parse_cell, parse_problem, parsed_code_cells, post_name, prose_of, read_notebook,
     sealed_code_cells, unreadable_file,
@@ -72,19 +75,34 @@ def check_post(path, root=REPO_ROOT):
     """Whether the post is a draft (Quarto leaves it out of the site), and its problems."""
     try:
         nb = read_notebook(path)
-        draft = (front_matter(nb) or {}).get("draft") is True  # `draft: "false"` is no draft mark: it is refused
     except NotebookError as error:
         return False, [Problem(post_name(path), "notebook", str(error))]
     problems = []
-    for check in (check_front_matter, check_links, check_provenance, check_seal, check_execution, check_setup,
-                  check_imports, check_figures, check_placeholders, check_revisions, check_prose_numbers):
+    try:
+        draft = (front_matter(nb) or {}).get("draft") is True  # `draft: "false"` is no draft mark: it is refused
+    except NotebookError as error:  # YAML that does not parse, a date such as 2026-13-45: the other checks still run
+        draft = False
+        problems.append(Problem(post_name(path), "cell 1 (front matter)", str(error)))
+    for check in (check_cell_options, check_front_matter, check_links, check_provenance, check_seal, check_execution,
+                  check_setup, check_imports, check_figures, check_placeholders, check_revisions, check_prose_numbers):
         try:
             problems += [Problem(post_name(path), where, what) for where, what in check(nb, Path(path), root)]
+        except CellOptionsError:
+            continue  # check_cell_options named the cell; this check cannot run until it is fixed
         except NotebookError as error:
-            problems.append(Problem(post_name(path), "notebook", str(error)))
+            if not any(problem.what == str(error) for problem in problems):  # the front matter's, said once
+                problems.append(Problem(post_name(path), "notebook", str(error)))
         except (OSError, UnicodeDecodeError) as error:
             problems.append(Problem(post_name(path), "notebook", unreadable_file(error, nb)))
     return draft, problems
+
+
+def check_cell_options(nb, path, root):
+    for number, cell in code_cells(nb):
+        try:
+            cell_options(cell)
+        except CellOptionsError as error:
+            yield describe_cell(number, cell), str(error)
 
 
 def check_front_matter(nb, path, root):
@@ -146,7 +164,11 @@ def check_seal(nb, path, root):
     now = compute_seal(nb)
     current = [(cell_key(position, cell), number, cell, entry) for position, ((number, cell), entry)
                in enumerate(zip(sealed_code_cells(nb), now["cells"]))]
-    found = list(sealed_cell_problems(current, recorded))
+    renamed = renamed_cells(current, recorded)
+    found = [(describe_cell(number, cell), f"its id changed after the run (it ran as {renamed[key]}); run `make execute`")
+             for key, number, cell, _ in current if key in renamed]
+    current = [(renamed.get(key, key), *rest) for key, *rest in current]
+    found += sealed_cell_problems(current, recorded)
     found += deleted_cells(current, seal["cells"])
     found += moved_cells(current, recorded)
     if now["provenance_sha256"] != seal.get("provenance_sha256"):
@@ -183,23 +205,44 @@ def deleted_cells(current, sealed):
                            "later cells' outputs may depend on it: run `make execute`")
 
 
+def renamed_cells(current, recorded):
+    """{id now: id it ran as} for cells whose id alone changed: same source and outputs as a sealed cell now missing."""
+    present = {key for key, *_ in current}
+    missing = {entry.get("sha256"): key for key, (_, entry) in recorded.items() if key not in present}
+    return {key: missing[entry["sha256"]] for key, _, _, entry in current
+            if key not in recorded and entry["sha256"] in missing}
+
+
 def moved_cells(current, recorded):
-    latest = None
-    for key, number, cell, _ in current:
-        if key not in recorded:
+    """The fewest cells whose moves explain the new order: those off the longest run still in sealed order."""
+    kept = [(recorded[key][0], key, number, cell) for key, number, cell, _ in current if key in recorded]
+    in_order = longest_increasing(kept)
+    number_of = {key: number for _, key, number, _ in kept}
+    sealed_order = sorted(recorded, key=lambda key: recorded[key][0])
+    for position, key, number, cell in kept:
+        if key in in_order:
             continue
-        position = recorded[key][0]
-        if latest and position < latest[0]:
-            yield describe_cell(number, cell), (f"moved after the run: it ran before cell {latest[1]}, which now "
-                                                "comes first; run `make execute`")
-        elif not latest or position > latest[0]:
-            latest = (position, number)
+        before = next((sealed_order[earlier] for earlier in range(position - 1, -1, -1)
+                       if sealed_order[earlier] in number_of), None)
+        ran = f"right after cell {number_of[before]}" if before else "before every other code cell"
+        yield describe_cell(number, cell), f"moved after the run: it ran {ran}; run `make execute`"
+
+
+def longest_increasing(kept):
+    """The keys of a longest subsequence of `kept` whose sealed positions increase (n is small: quadratic is fine)."""
+    best = []
+    for index, (position, key, *_) in enumerate(kept):
+        longest = max((chain for chain in best[:index] if kept[chain[-1]][0] < position), key=len, default=[])
+        best.append(longest + [index])
+    return {kept[index][1] for index in max(best, key=len, default=[])}
 
 
 def check_execution(nb, path, root):
     for number, cell in code_cells(nb):
         where = describe_cell(number, cell)
         if not cell.source.strip():
+            if cell.outputs:  # no run prints from an empty cell, and the seal leaves empty cells out
+                yield where, "an empty code cell shows outputs, which no run makes; clear them, then `make execute`"
             continue
         if cell.execution_count is None:
             yield where, "has no outputs: it never ran; run `make execute`"
@@ -227,7 +270,8 @@ def check_setup(nb, path, root):
         yield "setup cell", f"{drift}; run `make inline`, then `make execute`"
 
 
-IMPORT_FUNCTIONS = {"importlib.import_module", "__import__", "importlib.__import__"}
+IMPORT_FUNCTIONS = {"importlib.import_module", "__import__", "importlib.__import__", "runpy.run_module"}
+SIBLING_FILE = re.compile(r"(?:[\w.-]*/)*(\w+)\.py")  # "_style.py", "../../_style.py": a repository file
 PATH_EDITORS = {"site.addsitedir"}
 SIBLING_MAGICS = {"run", "load"}  # `%run x.py` executes a file beside the post; `%load` pastes one in
 
@@ -261,6 +305,7 @@ def import_problems(node, names, siblings):
         elif called in PATH_EDITORS:
             yield f"calls {called}: a lifted-out notebook must run without the repository"
         yield from magic_problems(node, siblings)
+        yield from sibling_file_problems(node, siblings)
     for name in imported:
         if name.split(".")[0] in siblings:
             yield f"imports sibling module {name!r}: declare it in blog.helpers and `make inline`"
@@ -277,6 +322,19 @@ def magic_problems(call, siblings):
         target = magic_target(line or "")
         yield (f"%{magic} {target or '…'}: runs another file, which a lifted-out notebook lacks; "
                "inline what it needs instead (blog.helpers and `make inline`)")
+
+
+def sibling_file_problems(call, siblings):
+    """`exec(open("_style.py").read())`, `runpy.run_path("../../_arch.py")`: a sibling run by its file name."""
+    if isinstance(call.func, ast.Attribute) and call.func.attr == "run_line_magic":
+        return  # magic_problems names it
+    shell = isinstance(call.func, ast.Attribute) and call.func.attr in ("system", "getoutput")  # `!python x.py`
+    for argument in call.args:
+        text = argument.value if isinstance(argument, ast.Constant) and isinstance(argument.value, str) else ""
+        named = [SIBLING_FILE.fullmatch(word) for word in (text.split() if shell else [text])]
+        if any(match and match.group(1) in siblings for match in named):
+            yield (f"runs or opens {argument.value!r}, a file of the repository that a lifted-out notebook lacks; "
+                   "inline what it needs instead (blog.helpers and `make inline`)")
 
 
 def magic_target(line):
@@ -310,6 +368,9 @@ def is_sys_path(node, names):
     def names_sys_path(target):
         while isinstance(target, ast.Subscript):
             target = target.value
+        if isinstance(target, ast.Call) and names.qualified(target.func) == "getattr" and len(target.args) >= 2:
+            owner, attribute = target.args[:2]  # getattr(sys, "path")
+            return names.qualified(owner) == "sys" and isinstance(attribute, ast.Constant) and attribute.value == "path"
         return names.qualified(target) == "sys.path"
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
         return names_sys_path(node.func.value)
@@ -394,10 +455,12 @@ def unpinned_reason(call, literals):
 # thousands separators, a count such as "241 of 2,000", a ratio such as "2.9x", a time
 # such as "25 seconds") must be printed by this run:
 #   1. in the same form: a percentage as a percentage, a time with the same unit, a plain
-#      number as a plain number;
+#      number as a plain number; one the prose marks as rounded ("about 97 %") may be a
+#      printed one rounded to the digits it shows;
 #   2. in a matching context: at least one content word of the sentence that quotes it (or
-#      of the sentence before, in the same paragraph) is on the printed line that holds it,
-#      or on a line above it in the same output (a table's header);
+#      of the sentence before, in the same paragraph) names the printed number: it is in the
+#      number's own label on its line (`label_words`), in a title line above it in the same
+#      output, or in a table header over its column (`words_above`);
 #   3. as this run's own figure: an occurrence labelled as a reference value (after
 #      "original", "paper", "reference" or "published" on its line, or in a table column
 #      headed so) counts only when the prose says so too, in the same clause;
@@ -410,14 +473,16 @@ def unpinned_reason(call, literals):
 TIME_UNITS = {"ms": "ms", "s": "s", "sec": "s", "secs": "s", "second": "s", "seconds": "s",
               "min": "min", "mins": "min", "minute": "min", "minutes": "min",
               "h": "h", "hr": "h", "hrs": "h", "hour": "h", "hours": "h"}
-NUMBER = re.compile(r"(?<![\w.,/^×$\\-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\d,]\d|\.\d|[×/^:]\d|-\d|_)")
-SUFFIX = re.compile(r"[ \u00a0\u202f]?(%|[x×](?![\w])|(?:" + "|".join(sorted(TIME_UNITS, key=len, reverse=True))
-                    + r")\b)")
+NUMBER = re.compile(r"(?<![\w.,/^×$\\\u2212-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\d,]\d|\.\d|[×/^:]\d|-\d|_)")
+PERCENT_WORDS = ("per cent", "percent")
+SUFFIX = re.compile(r"[ \u00a0\u202f-]?(%|[x×](?![\w]|\s*\d)|(?:" + "|".join(
+    sorted([*TIME_UNITS, *PERCENT_WORDS], key=len, reverse=True)) + r")\b)")
 COUNT = re.compile(r"[ \u00a0]of[ \u00a0](\d{1,3}(?:,\d{3})+|\d+)\b")
 NOT_RESULTS_AFTER = {
     "section", "sections", "sec", "figure", "figures", "fig", "table", "tables", "chapter", "chapters", "part",
     "step", "steps", "equation", "eq", "version", "versions", "release", "python", "pytorch", "torch", "numpy",
     "matplotlib", "quarto", "cuda", "cudnn", "jupyter", "ipython", "node", "nbformat", "onnx", "opset", "post",
+    "ipykernel", "nbclient", "huggingface_hub", "visualtorch", "transformers", "onnxruntime", "onnxruntime-web",
     "posts", "page", "pages", "line", "lines", "cell", "cells", "chrome", "chromium", "ubuntu", "debian", "macos",
 }
 REFERENCE_WORDS = {"original", "paper", "reference", "published"}
@@ -450,7 +515,7 @@ def numbers_in(text, results_only):
         if text[match.end():match.end() + 1].isalpha() and not suffix:
             continue  # part of a name or a code: 3rd, 2D, 10k, v2
         unit = suffix.group(1) if suffix else ""
-        form = "%" if unit == "%" else "x" if unit in ("x", "×") else TIME_UNITS.get(unit, "plain")
+        form = "%" if unit in ("%", *PERCENT_WORDS) else "x" if unit in ("x", "×") else TIME_UNITS.get(unit, "plain")
         end = suffix.end() if suffix else match.end()
         number = Quoted(whole.replace(",", "") + fraction, form, text[match.start():end], match.start(), end)
         if not results_only or states_result(text, number, whole, fraction):
@@ -474,11 +539,22 @@ def quoted_numbers(text):
     return [number.value for number in numbers_in(readable_prose(text), results_only=True)]
 
 
+# Fenced blocks a reader sees as text, not code: untagged ones look like an output, raw HTML is page text.
+SHOWN_FENCES = {"", "text", "txt", "output", "{=html}"}
+
+
 def readable_prose(markdown):
-    """Markdown with what is not prose blanked out: code, math, raw HTML, link targets, URLs, citations."""
+    """Markdown with what is not prose blanked out: code, math, raw HTML tags, link targets, URLs, citations."""
+    markdown = re.sub(r"```[ \t]*([^\n`]*)\n(.*?)```", lambda fence: fence.group(2) if fence.group(1).strip().lower()
+                      in SHOWN_FENCES else " ", markdown, flags=re.DOTALL)
     for pattern in (r"```.*?```", r"\$\$.*?\$\$", r"<!--.*?-->"):
         markdown = re.sub(pattern, " ", markdown, flags=re.DOTALL)
-    for pattern in (r"`[^`]*`", r"(?<!\\)\$[^$\n]+\$", r"<[^>]+>", r"https?://\S+", r"\{[^}\n]*\}"):
+    markdown = re.sub(r"\{[^}\n]*\}", lambda attributes: " ".join(  # Quarto attributes: only fig-cap/alt are read
+        re.findall(r'(?:fig-cap|fig-alt|alt|title)="([^"]*)"', attributes.group())) or " ", markdown)
+    markdown = re.sub(r"`[^`]*`", " ", markdown)
+    markdown = re.sub(r"(?<!\\)\$[^$\n]+\$", lambda math: " ".join(  # math is not prose, but "$99.9\\%$" is a result
+        f"{value} %" for value in re.findall(r"(\d[\d.,]*)\s*\\%", math.group())) or " ", markdown)
+    for pattern in (r"<[^>]+>", r"https?://\S+"):
         markdown = re.sub(pattern, " ", markdown)
     markdown = re.sub(r"\]\([^)]*\)", "]", markdown)
     return re.sub(r"\[@[^\]]*\]|@[\w:-]+", " ", markdown)
@@ -520,16 +596,66 @@ def printed_occurrences(nb):
 
 
 def occurrences_in(text):
-    found, above, reference_columns, bracketed = [], set(), [], False
+    found, headers, reference_columns, bracketed = [], [], [], False
     for line in text.splitlines():
-        context = above | word_keys(line)
-        for number in numbers_in(line, results_only=False):
+        numbers = numbers_in(line, results_only=False)
+        labels = [label_words(line, numbers, index) for index in range(len(numbers))]
+        for index, number in enumerate(numbers):
+            context = counted_label(line, numbers, labels, index) | words_above(headers, number)
             reference = labelled_reference(line, number, reference_columns, bracketed)
             found.append(Printed(number, line, context, reference, is_budget(line, number)))
         reference_columns += header_reference_columns(line)
         bracketed = bracketed or bool(re.search(r"\b(original|paper|reference)\b.*\b(bracket|parenthes)", line, re.I))
-        above = context
+        if not line.strip():
+            headers = []  # a blank line ends a table, and its header with it
+        elif len(headers) < MAX_HEADER_LINES and all(number.value.isdigit() for number in numbers):
+            headers.append(header_words(line))  # no measured value on it: a title or a header ("epoch 10  epoch 20")
     return found
+
+
+def label_words(line, numbers, index):
+    """The words that name one printed number: those since the number before it ("loss 0.41"), and those
+    right after it up to a column gap or a comma ("534,348 parameters"); the whole line when both are empty.
+
+    `loss 0.412  held-out accuracy 88.2 %`: 0.412 is named by "loss" only, so prose calling it an
+    accuracy finds no printed label that says so.
+    """
+    number = numbers[index]
+    since = line[numbers[index - 1].end if index else 0:number.start]
+    until = numbers[index + 1].start if index + 1 < len(numbers) else len(line)
+    after = re.split(r"\s{2,}|[,;:(|]", line[number.end:until], maxsplit=1)[0]
+    return word_keys(since + " " + after) or word_keys(line)
+
+
+def counted_label(line, numbers, labels, index):
+    """"241 of 2,000 canvases" is one phrase: both numbers share its words."""
+    label = set(labels[index])
+    if index + 1 < len(numbers) and COUNT.match(line, numbers[index].end):
+        label |= labels[index + 1]
+    if index and COUNT.match(line, numbers[index - 1].end):
+        label |= labels[index - 1]
+    return label
+
+
+MAX_HEADER_LINES = 8  # titles and headers come first; a long log of plain integers adds no more
+
+
+def header_words(line):
+    """A line above others that holds no measured value: a title (no column gaps) as (None, its words),
+    or a table header as its labels, each with the columns it spans: [(start, end, words), …]."""
+    if not re.search(r"\S\s{2,}\S", line.strip()):
+        return None, word_keys(line)
+    return [(match.start(), match.end(), word_keys(match.group())) for match in re.finditer(r"\S+", line)], set()
+
+
+def words_above(headers, number):
+    """Context from the title and header lines above it in the same block of an output: a title names
+    everything under it; a table header names only the column it stands over."""
+    words = set()
+    for labels, title in headers:
+        words |= title
+        words = words.union(*(keys for start, end, keys in labels or [] if start <= number.end and number.start <= end))
+    return words
 
 
 def labelled_reference(line, number, reference_columns, bracketed):
@@ -562,8 +688,13 @@ def header_reference_columns(line):
 
 
 def is_budget(line, number):
+    """Is this printed time the budget itself ("the 10 min budget", "budget: 10 min"), not a time beside one?
+
+    "took 7.5 min (budget 10 min)": only 10 is the budget; 7.5 was measured.
+    """
     before, after = line[:number.start].lower(), line[number.end:].lower()
-    return bool(re.search(BUDGET_WORDS + r"\W*(?:of\W*)?$", before) or re.match(r"\W*(?:\w+\W+)?" + BUDGET_WORDS, after))
+    return bool(re.search(BUDGET_WORDS + r"\W*(?:of\W*)?$", before) or
+                re.match(r"[ \t-]*(?:[a-z]+[ \t-]+)?" + BUDGET_WORDS, after))
 
 
 def prose_sentences(text):
@@ -577,7 +708,8 @@ def prose_sentences(text):
 
 def quote_problem(number, sentence, previous, printed):
     """Why this quoted number is not backed by a printed one in matching context, or None."""
-    same_value = [occurrence for occurrence in printed if occurrence.number.value == number.value]
+    same_value = [occurrence for occurrence in printed if occurrence.number.value == number.value or
+                  hedged(sentence, number) and rounds_to(occurrence.number.value, number.value)]
     if not same_value:
         return f"prose quotes {number.text}, which no output prints"
     same_form = [occurrence for occurrence in same_value if occurrence.number.form == number.form]
@@ -597,9 +729,28 @@ def quote_problem(number, sentence, previous, printed):
                 "say so in the same sentence, or quote this run's own figure")
     words = word_keys(sentence) | word_keys(previous)
     if not any(occurrence.context & words for occurrence in eligible):
-        return (f"prose quotes {number.text}, but no printed line holding it shares a word with the sentence "
+        return (f"prose quotes {number.text}, but no printed label of it shares a word with the sentence "
                 f"around it (printed: {eligible[0].line.strip()[:60]!r}); quote it where the output says what it is")
     return None
+
+
+HEDGES = r"\b(?:about|around|roughly|nearly|almost|approximately|some)\b|[~≈]"
+
+
+def hedged(sentence, number):
+    """Does the prose say the number is rounded ("about 97 %", "between about 92 and 97 %")?"""
+    start = sentence.find(number.text)
+    return start != -1 and bool(re.search(HEDGES, " ".join(sentence[:start].split()[-4:]), re.I))
+
+
+def rounds_to(printed, quoted):
+    """Is the printed value the quoted one rounded to the quoted precision (96.6 -> 97, 0.6508 -> 0.65)?"""
+    places = len(quoted.partition(".")[2])
+    try:
+        rounded = Decimal(printed).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    except ArithmeticError:
+        return False
+    return rounded == Decimal(quoted)
 
 
 def prose_texts(nb):
@@ -609,6 +760,8 @@ def prose_texts(nb):
     for number, cell in enumerate(nb.cells, start=1):
         if cell.cell_type == "markdown":
             texts.append((describe_cell(number, cell), prose_of(cell)))
+        elif cell.cell_type == "raw":  # Quarto passes a raw cell's text into the page as it is
+            texts.append((describe_cell(number, cell), cell.source))
         elif cell.cell_type == "code":
             for option in ("fig-cap", "fig-alt"):
                 value = cell_options(cell).get(option)

@@ -19,10 +19,12 @@ import os
 import re
 import sys
 import tempfile
+import warnings
 from pathlib import Path
 
 import nbformat
 import yaml
+from nbformat.warnings import DuplicateCellId
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 POSTS_DIR = REPO_ROOT / "posts"
@@ -34,6 +36,10 @@ INJECTED_TAG = "injected-parameters"
 
 class NotebookError(Exception):
     """A problem with a notebook file that the author has to fix; the message says how."""
+
+
+class CellOptionsError(NotebookError):
+    """A code cell's `#|` options are not YAML; every check that reads options stops on it."""
 
 
 def find_posts(substring=None, posts_dir=POSTS_DIR, every_match=False):
@@ -51,7 +57,9 @@ def find_posts(substring=None, posts_dir=POSTS_DIR, every_match=False):
         return exact
     posts = [path for path in posts if substring in path.parent.name]
     if not posts:
-        raise NotebookError(f"no post folder under {posts_dir} matches {substring!r}")
+        skipped = [f"{folder.name}: {why}" for folder, why in folders_without_notebook(posts_dir) if substring in folder.name]
+        raise NotebookError(f"no post folder under {posts_dir} matches {substring!r}" +
+                            "".join(f"\n  {line}" for line in skipped))
     if len(posts) > 1 and not every_match:
         names = "\n".join(f"  {path.parent.name}" for path in posts)
         raise NotebookError(f"POST={substring} matches {len(posts)} posts:\n{names}\n"
@@ -83,12 +91,14 @@ def post_name(path):
 
 def read_notebook(path):
     try:
-        nb = nbformat.read(str(path), as_version=4)
+        with warnings.catch_warnings():  # nbformat renames a copied cell's id and warns; the seal check names the copy
+            warnings.simplefilter("ignore", DuplicateCellId)
+            nb = nbformat.read(str(path), as_version=4)
     except FileNotFoundError:
         raise NotebookError(f"{path}: no such notebook") from None
     except Exception as error:  # nbformat raises several unrelated types for a broken file
         raise NotebookError(f"{path}: not a readable notebook ({error})") from None
-    malformed = malformed_cell(nb)
+    malformed = malformed_cell(nb) or malformed_metadata(nb)
     if malformed:
         raise NotebookError(f"{path}: {malformed}")
     return nb
@@ -112,6 +122,22 @@ def malformed_cell(nb):
             return f"{where}: source is {json.dumps(source)}, not text; give it a string (\"\" for an empty cell)"
         if kind == "code" and not isinstance(cell.get("outputs"), list):
             return f"{where}: has no outputs list; add \"outputs\": [] (or open and save it in Jupyter)"
+    return None
+
+
+# The tools' own records and the shape each must have; `helpers` is a list of file names.
+BLOG_RECORDS = {"provenance": dict, "seal": dict, "smoke_parameters": dict, "helpers": list}
+
+
+def malformed_metadata(nb):
+    """What is wrong with the tools' own records in the notebook metadata (edited by hand), or None."""
+    blog = nb.metadata.get("blog", {})
+    if not isinstance(blog, dict):
+        return f"metadata blog is {json.dumps(blog)[:40]}, not a mapping; restore it (run `make execute`)"
+    for key, kind in BLOG_RECORDS.items():
+        if blog.get(key) is not None and not isinstance(blog[key], kind):
+            return (f"metadata blog.{key} is {json.dumps(blog[key])[:40]}, not a {'mapping' if kind is dict else 'list'}; "
+                    "restore it (run `make execute`)")
     return None
 
 
@@ -171,7 +197,10 @@ def cell_options(cell):
     try:
         options = yaml.safe_load("\n".join(lines))
     except yaml.YAMLError as error:
-        raise NotebookError(f"cell options are not valid YAML: {error}") from None
+        mark = getattr(error, "problem_mark", None)
+        at = f"option line {mark.line + 1}: " if mark else ""
+        raise CellOptionsError(f"the `#|` options starting {'#| ' + lines[0]!r} are not valid YAML "
+                               f"({at}{getattr(error, 'problem', None) or 'unreadable'}); fix them") from None
     return options if isinstance(options, dict) else {}
 
 
