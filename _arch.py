@@ -1,13 +1,10 @@
 """Architecture diagrams for every post: visualtorch in the blog's colours.
 
-The single source for `diagram()`. It is inlined after `_style.py` (whose palette
-it uses) into the generated setup cell of each notebook that declares it; edit it
-here, then run `make inline`.
-
 An encoder–decoder drawn as one visualtorch flow is a long strip of small boxes
 that no column can hold, with the two stacks run together. So `diagram()` draws
 each stack as its own visualtorch picture, at one common scale, one above the
-other under its own title, with a single legend in plain words.
+other under its own title, with a single legend in plain words. The colours are
+the palette of the chart style that comes before this code.
 """
 import functools
 

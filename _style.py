@@ -1,9 +1,4 @@
-"""Chart style for every post: one palette, quiet axes, one figure size rule.
-
-This file is the single source. `make inline` copies its text into the generated
-setup cell of each notebook that declares it, so a notebook lifted out of the
-repository still runs. Edit it here, never in a notebook.
-"""
+"""Chart style for every post: one palette, quiet axes, one figure size rule."""
 import matplotlib.pyplot as plt
 
 # Colour-blind-safe series colours, in the order a chart should use them.

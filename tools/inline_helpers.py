@@ -89,7 +89,7 @@ def packages_block(packages):
     pins = ", ".join(f'"{name}": "{version}"' for name, version in packages)
     return "\n".join([
         "# Installs the pinned packages this post needs that are missing (Colab, a notebook run on its own);",
-        "# where they are all installed, as in the project's venv, it does nothing.",
+        "# where they are all installed already, it does nothing.",
         "import importlib.metadata, subprocess, sys",
         "",
         "def _not_installed(pins):",
