@@ -1,0 +1,202 @@
+"""The non-MNIST handwriting set: rebuilt byte for byte from the shipped strokes, balanced, shaped
+as the page's input; and the Python port of the page's preprocessing matches the page in Chromium."""
+import json
+
+import numpy as np
+import pytest
+
+from tests.test_live_reader import browser, site_url  # noqa: F401  (fixtures: Chromium, the served page)
+from tools import handwriting_set
+from tools.handwriting_set import BOX, DIGIT_SIDE, build, digest, load_strokes
+
+# SHA-256 of the first SUBSET canvases built from reader/handwriting/strokes.npz (the whole set's
+# digest is handwriting_set.CANVASES_SHA256, checked by the slow test below).
+SUBSET = 24
+SUBSET_SHA256 = "94bfa31bd893d56d949700f9cc0d3410ebbad7ecf0a4ed0b4c905a4cbfeaed62"
+
+
+@pytest.fixture(scope="module")
+def strokes():
+    return load_strokes()
+
+
+@pytest.fixture(scope="module")
+def subset(strokes):
+    return build(strokes, limit=SUBSET)
+
+
+def test_subset_rebuilds_byte_for_byte(strokes, subset):
+    canvases, labels = subset
+    again = build(strokes, limit=SUBSET)
+    assert np.array_equal(canvases, again[0]) and labels == again[1]
+    assert digest(canvases, labels) == SUBSET_SHA256, (
+        "the canvases built from reader/handwriting/strokes.npz changed: if tools/handwriting_set.py's "
+        "preprocessing changed on purpose, pin the new digests (python -m tools.handwriting_set prints the "
+        "whole set's)")
+
+
+@pytest.mark.slow
+def test_whole_set_rebuilds_to_the_pinned_digest(strokes):
+    canvases, labels = build(strokes)
+    assert digest(canvases, labels) == handwriting_set.CANVASES_SHA256
+
+
+def test_shipped_strokes_are_what_the_seeded_script_writes(strokes):
+    written = handwriting_set.write_strokes()
+    assert sorted(written) == sorted(strokes)
+    for name, array in written.items():
+        assert np.array_equal(array, strokes[name]), f"{name} differs: rerun --write-strokes and pin the digests"
+
+
+def test_lengths_are_balanced_and_digits_even(strokes):
+    labels = strokes["labels"].tolist()
+    lengths = np.bincount([len(label) for label in labels], minlength=4)[1:]
+    assert lengths.tolist() == [handwriting_set.CANVASES_PER_LENGTH] * 3
+    digits = np.bincount([int(d) for label in labels for d in label], minlength=10)
+    assert digits.min() >= 0.85 * digits.mean() and digits.max() <= 1.15 * digits.mean(), digits
+    assert handwriting_set.STROKES_FILE.stat().st_size <= 500e3
+
+
+def test_canvases_are_the_page_input_one_digit_per_drawn_box(subset):
+    canvases, labels = subset
+    assert canvases.shape == (SUBSET, 28, 84) and canvases.dtype == np.uint8
+    for canvas, label in zip(canvases, labels):
+        for box in range(3):
+            tile = canvas[:, box * BOX:(box + 1) * BOX]
+            if box >= len(label):
+                assert not tile.any(), f"{label}: box {box + 1} should be empty"
+                continue
+            rows, columns = np.nonzero(tile)
+            longer = max(np.ptp(rows), np.ptp(columns)) + 1
+            assert DIGIT_SIDE - 1 <= longer <= DIGIT_SIDE + 1, f"{label}: box {box + 1} spans {longer} pixels"
+
+
+def test_port_follows_the_pages_rules():
+    """A lone dot is still a digit scaled to 20 pixels; ink only in box 2 fills box 2 alone."""
+    dot = handwriting_set.page_input([np.array([[420, 140]])])
+    assert dot[:, :BOX].sum() == 0 and dot[:, 2 * BOX:].sum() == 0
+    rows, columns = np.nonzero(dot[:, BOX:2 * BOX])
+    assert max(np.ptp(rows), np.ptp(columns)) + 1 >= DIGIT_SIDE - 1
+
+
+def test_hard_inputs_cover_the_reported_cases():
+    cases = handwriting_set.hard_inputs()
+    assert {"small", "thin", "crossing an edge", "fourth digit", "dot", "scribble", "full canvas"} <= set(cases)
+    drawn = {name: handwriting_set.page_input(strokes, pen) for name, (strokes, pen, _) in cases.items()}
+    boxes = lambda canvas: [bool(canvas[:, k * BOX:(k + 1) * BOX].any()) for k in range(3)]
+    assert boxes(drawn["dot"]) == [True, False, False]
+    assert boxes(drawn["full canvas"]) == boxes(drawn["small"]) == [True, True, True]
+    assert drawn["thin"].max() < drawn["small"].max(), "a 2 px pen leaves only faint grey once scaled"
+    crossing = handwriting_set.drawing_canvas(cases["crossing an edge"][0])
+    assert crossing[:, 275:285].any(axis=0).all(), "the 3's ink runs over the edge between boxes 1 and 2"
+
+
+# ---- the port against the page, in Chromium ------------------------------------------------------
+
+# The page loads ONNX Runtime as a module; the test serves a thin wrapper in its place that records
+# every canvas the page feeds the encoder, and passes everything else through to the real runtime.
+RUNTIME_SPY = """
+import * as real from "./ort.wasm.min.mjs?real";
+export const env = real.env;
+export const Tensor = real.Tensor;
+export const InferenceSession = {
+  async create(...args) {
+    const session = await real.InferenceSession.create(...args);
+    return {
+      run(feeds, ...rest) {
+        if (feeds.image) (window.fedImages ??= []).push(Array.from(feeds.image.data));
+        return session.run(feeds, ...rest);
+      },
+    };
+  },
+};
+"""
+
+# Records the drawing-canvas point of every pointer event the page draws with (same formula as
+# reader.js's canvasPoint), so the port is given exactly the path the page stroked.
+RECORDER = """() => {
+  const ink = document.getElementById('ink');
+  window.recordedStrokes = [];
+  const point = (event) => {
+    const box = ink.getBoundingClientRect();
+    return [(event.clientX - box.left) * ink.width / box.width, (event.clientY - box.top) * ink.height / box.height];
+  };
+  ink.addEventListener('pointerdown', (event) => window.recordedStrokes.push([point(event)]));
+  ink.addEventListener('pointermove', (event) => {
+    if (event.buttons & 1) window.recordedStrokes.at(-1).push(point(event));
+  });
+}"""
+PARITY_CANVASES = 8
+# The page rasterises with Skia and downscales with Chromium's "high" smoothing; the port computes
+# coverage analytically and averages areas. Measured on the first 8 canvases: a box's digit agrees
+# to within 3 grey levels of 255 on average; where its centre of mass falls within a few hundredths
+# of a half pixel, the two round it apart and place the digit one pixel apart. So each box is
+# compared at the best of the nine placements within one pixel, and most must need no shift.
+MEAN_TOLERANCE = 0.015      # mean |difference| over a box, grey in [0, 1]
+PIXEL_TOLERANCE = 0.25      # largest |difference| of one pixel
+UNSHIFTED_SHARE = 0.75      # boxes that must match where they are
+
+
+def best_alignment(fed, ported):
+    """(shift, mean |diff|, max |diff|) of `ported` against `fed` (28×28) at the best one-pixel shift."""
+    padded = np.pad(ported, 1)
+    options = []
+    for dy in (-1, 0, 1):
+        for dx in (-1, 0, 1):
+            difference = np.abs(fed - padded[1 + dy:29 + dy, 1 + dx:29 + dx])
+            options.append((difference.mean(), difference.max(), (dy, dx)))
+    mean, top, shift = min(options)
+    return shift, mean, top
+
+
+@pytest.mark.slow
+def test_python_port_feeds_the_model_what_the_page_does(browser, site_url):
+    from tools.reader_model import MODEL_DIR, onnx_reader, read_all
+    # the page draws with its own pen whatever the set's pen width; the port is given the page's pen too
+    picked = handwriting_set.canvas_strokes(load_strokes())[:PARITY_CANVASES]
+    context = browser.new_context(viewport={"width": 1000, "height": 800})
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.route(lambda url: url.endswith("/vendor/ort/ort.wasm.min.mjs"),
+               lambda route: route.fulfill(body=RUNTIME_SPY, content_type="text/javascript"))
+    page.goto(site_url)
+    page.wait_for_function("window.liveReader !== undefined")
+    page.evaluate(RECORDER)
+    box = page.locator("#ink").bounding_box()
+    to_screen = lambda x, y: (box["x"] + float(x) * box["width"] / 840, box["y"] + float(y) * box["height"] / 280)
+    page_reads, fed_canvases, ported_canvases = [], [], []
+    for _, _, strokes in picked:
+        page.evaluate("window.liveReader.clear(); window.recordedStrokes = []")
+        for stroke in strokes:
+            page.mouse.move(*to_screen(*stroke[0]))
+            page.mouse.down()
+            for x, y in stroke[1:]:
+                page.mouse.move(*to_screen(x, y))
+            page.mouse.up()
+        page_reads.append(page.evaluate("window.liveReader.read()"))
+        fed_canvases.append(np.array(page.evaluate("window.fedImages.at(-1)"), dtype=np.float32).reshape(28, 84))
+        recorded = [np.array(stroke) for stroke in page.evaluate("window.recordedStrokes")]
+        ported_canvases.append(handwriting_set.page_input(recorded).astype(np.float32) / 255)
+    context.close()
+    assert errors == []
+    boxes = []
+    for (label, _, _), fed, ported in zip(picked, fed_canvases, ported_canvases):
+        for k in range(3):
+            tile = slice(k * BOX, (k + 1) * BOX)
+            assert fed[:, tile].any() == ported[:, tile].any() == (k < len(label)), f"{label}: box {k + 1}"
+            if k < len(label):
+                boxes.append((label, k + 1, *best_alignment(fed[:, tile], ported[:, tile])))
+    import torch
+    port_reads = read_all(onnx_reader(MODEL_DIR), torch.from_numpy(np.stack(ported_canvases))[:, None])
+    port_reads = ["".join(str(t) for t in row[:list(row).index(11)] if t < 10) if 11 in row else "?"
+                  for row in port_reads.tolist()]
+    print("\nport vs page, per box (label, box, shift, mean |diff|, max |diff|): "
+          + json.dumps([(label, k, shift, round(float(mean), 4), round(float(top), 3))
+                        for label, k, shift, mean, top in boxes]))
+    print(f"page read {page_reads}; the model read the port's canvases as {port_reads}")
+    for label, k, shift, mean, top in boxes:
+        assert mean <= MEAN_TOLERANCE and top <= PIXEL_TOLERANCE, (label, k, shift, mean, top)
+    assert sum(shift == (0, 0) for _, _, shift, _, _ in boxes) >= UNSHIFTED_SHARE * len(boxes)
+    assert port_reads == page_reads
