@@ -10,7 +10,7 @@ import nbformat
 from tools.execute_posts import STAND_IN_DATA
 from tools.inline_helpers import inline
 from tools.notebooks import NO_DOWNLOAD, blog_metadata, download_calls, front_matter, record_seal, write_notebook_atomically
-from tools.post_links import repository_url, write_links
+from tools.post_links import repository_url, write_links, write_thumbnail
 
 FRONT_MATTER = """---
 title: "An example post"
@@ -79,10 +79,12 @@ def reseal(nb):
 
 
 def save_post(nb, posts_dir, folder="2026-01-01-example", links=True):
-    """Write `nb` as a post under `posts_dir` (with its generated links, unless told not to); returns its path."""
-    if links and front_matter(nb) is not None:
-        write_links(nb, folder, repository_url())
+    """Write `nb` as a post under `posts_dir` (with its generated links and thumbnail, unless told not to);
+    returns its path."""
     path = posts_dir / folder / "index.ipynb"
     path.parent.mkdir(parents=True, exist_ok=True)
+    if links and front_matter(nb) is not None:
+        write_links(nb, folder, repository_url())
+        write_thumbnail(nb, path.parent)
     write_notebook_atomically(nb, path)
     return path

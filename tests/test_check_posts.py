@@ -301,3 +301,11 @@ def test_draft_problems_are_listed_but_do_not_block(tmp_path, capsys):
     assert "1 draft(s) left out of the site, with 1 problem(s)" in out
     smoke.cells[0].source = smoke.cells[0].source.replace("draft: true\n", "")
     assert main([str(save_post(smoke, tmp_path / "posts", "2026-01-03-draft"))]) == 1
+
+
+def test_thumbnail_that_is_not_the_posts_figure_is_refused(tmp_path):
+    path = save_post(publishable(ran(FIGURE, image())), tmp_path / "posts")
+    assert check_notebook(path) == []
+    (path.parent / "thumbnail.png").write_bytes(b"another picture")
+    problems = [str(problem) for problem in check_notebook(path)]
+    assert len(problems) == 1 and "thumbnail.png (not the stored image of fig-loss)" in problems[0], problems

@@ -104,6 +104,7 @@ def test_inline_writes_the_thumbnail_and_check_mode_sees_it_missing(tmp_path, mo
     from tools import post_links
     from tools.notebooks import read_notebook
     path = save_post(publishable(figure_cell("fig-x", b"png bytes", "An alt.")), tmp_path / "posts")
+    (path.parent / "thumbnail.png").unlink()  # save_post writes it, as make inline does
     monkeypatch.setattr("tools.notebooks.find_posts", lambda substring=None: [path])
     assert post_links.main(["--check"]) == 1
     assert "thumbnail.png (not the stored image of fig-x)" in capsys.readouterr().out

@@ -126,7 +126,7 @@ def check_front_matter(nb, path, root):
 
 def check_links(nb, path, root):
     if front_matter(nb) is not None:
-        drift = links_drift(nb, path.parent.name, repository_url(root))
+        drift = links_drift(nb, path.parent, repository_url(root))  # the folder, so its thumbnail is compared too
         if drift:
             yield "cell 1 (front matter)", f"{drift}; run `make inline`"
 
