@@ -7,6 +7,8 @@ const START = 10, END = 11;
 const HEIGHT = 28, WIDTH = 84, BOX = 28;   // the model's canvas: three 28×28 boxes side by side
 const SCALE = 10;                          // the drawing canvas is 10× the model's
 const PATCH = 7;                           // the encoder's patches: a 4×12 grid of 7×7
+const PEN = 2.2 * SCALE;                   // MNIST strokes are about two pixels wide
+const INK_LEVEL = 20;                      // a drawing-canvas pixel above this grey level is ink
 const HERE = new URL(".", import.meta.url);
 
 const ink = document.getElementById("ink");
@@ -15,6 +17,7 @@ const readButton = document.getElementById("read");
 const message = document.getElementById("message");
 const reading = document.getElementById("reading");
 const announce = document.getElementById("announce");
+const looked = document.getElementById("looked");
 const pen = ink.getContext("2d", { willReadFrequently: true });
 const heat = overlay.getContext("2d");
 
@@ -22,6 +25,7 @@ let example = null;      // { pixels, label } when a shipped example is on the c
 let examples = null;     // the sprite and labels, fetched on first use
 let runtime = null;      // { ort, encoder, decoder }, loaded on first Read
 let drawing = false;
+let cardLoaded = null;   // the promise of model/card.json, fetched on load
 
 // ---- drawing ----------------------------------------------------------------------------------
 
@@ -37,13 +41,22 @@ function canvasPoint(event) {
   return [(event.clientX - box.left) * ink.width / box.width, (event.clientY - box.top) * ink.height / box.height];
 }
 
+// Forget the last reading: its tokens, its overlay and its message belong to the old drawing.
+function clearReading() {
+  reading.replaceChildren();
+  heat.clearRect(0, 0, overlay.width, overlay.height);
+  looked.textContent = "";
+  say("");
+}
+
 function startStroke(event) {
   if (example) clearCanvas();   // drawing replaces a loaded example
+  if (reading.childElementCount || message.textContent) clearReading();
   drawing = true;
   ink.setPointerCapture?.(event.pointerId);
   const [x, y] = canvasPoint(event);
   pen.strokeStyle = "#fff";
-  pen.lineWidth = 2.2 * SCALE;  // MNIST strokes are about two pixels wide
+  pen.lineWidth = PEN;
   pen.lineCap = pen.lineJoin = "round";
   pen.beginPath();
   pen.moveTo(x, y);
@@ -70,7 +83,7 @@ function inkBounds(data, size) {
   let top = size, left = size, bottom = -1, right = -1;
   for (let y = 0; y < size; y++) {
     for (let x = 0; x < size; x++) {
-      if (data[(y * size + x) * 4] > 20) {
+      if (data[(y * size + x) * 4] > INK_LEVEL) {
         top = Math.min(top, y); bottom = Math.max(bottom, y);
         left = Math.min(left, x); right = Math.max(right, x);
       }
@@ -109,14 +122,156 @@ function boxAsDigit(index) {
   return digit;
 }
 
+// ---- checking the ink before reading ------------------------------------------------------------
+// The model has only seen digits, so it answers every canvas with digits. These rules catch what
+// is not one digit per box before it gets a confident wrong answer. Each threshold sits between
+// what tools/handwriting_set.py's non-MNIST digits do (measured on 300 of its canvases, with
+// the page's pen and with the set's own, 11 to 52 px wide) and what hard_inputs() does; drawing
+// canvas pixels, a box being 280 px.
+const LIMITS = {
+  dotSide: 45,         // ink spanning under 45 px (two pen widths) is a dot or a tap; digits span 88 px or more
+  smallSide: 93,       // under a third of the box the pen's width swamps the digit once scaled: read, but say so
+  thinPen: 8,          // a typical stroke under 8 px turns faint grey at 28 px; the page's pen is 22, the set's 11+
+  fullShare: 0.5,      // ink over half the box is a scribble or a filled area; the set's digits cover at most 44 %
+  crossingRows: 30,    // rows inked on both sides of a box edge; the set's digits, at most 10
+  twoDigitsAspect: 1.1 // wider than this, with a clean gap between two tall parts: two digits in one box
+};
+
+// For each ink pixel, the shorter of its horizontal and vertical runs of ink: across a stroke
+// that is the pen's width. Their median is the box's typical stroke width.
+function typicalStroke(mask, size) {
+  const across = new Uint16Array(size * size).fill(65535);
+  for (const [step, line] of [[1, size], [size, 1]]) {   // rows, then columns
+    for (let a = 0; a < size; a++) {
+      let run = 0;
+      for (let b = 0; b <= size; b++) {
+        const i = a * line + b * step;
+        if (b < size && mask[i]) { run++; continue; }
+        for (let back = 1; back <= run; back++) {
+          const j = i - back * step;
+          across[j] = Math.min(across[j], run);
+        }
+        run = 0;
+      }
+    }
+  }
+  const counts = new Uint32Array(size + 1);
+  let total = 0;
+  for (let i = 0; i < mask.length; i++) if (mask[i]) { counts[across[i]]++; total++; }
+  for (let width = 0, seen = 0; width <= size; width++) {
+    seen += counts[width];
+    if (seen * 2 >= total) return width;
+  }
+  return size;
+}
+
+// Whether the ink splits, at an empty column, into two parts that are each at least half as tall as
+// all of it: two digits side by side. Single digits drawn in one box keep their strokes overlapping.
+function holdsTwoDigits(mask, size, bounds) {
+  if (bounds.width <= LIMITS.twoDigitsAspect * bounds.height) return false;
+  const top = new Int32Array(size).fill(size), bottom = new Int32Array(size).fill(-1);
+  for (let y = 0; y < size; y++) {
+    for (let x = 0; x < size; x++) {
+      if (mask[y * size + x]) { top[x] = Math.min(top[x], y); bottom[x] = Math.max(bottom[x], y); }
+    }
+  }
+  const tallness = (from, to) => {
+    let high = size, low = -1;
+    for (let x = from; x < to; x++) { high = Math.min(high, top[x]); low = Math.max(low, bottom[x]); }
+    return low - high + 1;
+  };
+  const right = bounds.left + bounds.width;
+  for (let x = bounds.left + 1; x < right - 1; x++) {
+    if (bottom[x] >= 0) continue;
+    if (tallness(bounds.left, x) >= bounds.height / 2 && tallness(x, right) >= bounds.height / 2) return true;
+  }
+  return false;
+}
+
+// What each box holds: null if empty, else its ink's size, share of the box and typical stroke.
+function boxSurvey(data, index) {
+  const size = BOX * SCALE;
+  const mask = new Uint8Array(size * size);
+  let count = 0, top = size, left = size, bottom = -1, right = -1;
+  for (let y = 0; y < size; y++) {
+    for (let x = 0; x < size; x++) {
+      if (data[(y * WIDTH * SCALE + index * size + x) * 4] <= INK_LEVEL) continue;
+      mask[y * size + x] = 1;
+      count++;
+      top = Math.min(top, y); bottom = Math.max(bottom, y);
+      left = Math.min(left, x); right = Math.max(right, x);
+    }
+  }
+  if (!count) return null;
+  const bounds = { left, top, width: right - left + 1, height: bottom - top + 1 };
+  return {
+    side: Math.max(bounds.width, bounds.height),
+    share: count / (size * size),
+    stroke: typicalStroke(mask, size),
+    twoDigits: holdsTwoDigits(mask, size, bounds),
+  };
+}
+
+// Rows where ink touches both sides of the edge between box `left` and the next: a digit drawn across it.
+function crossingRows(data, left) {
+  const edge = (left + 1) * BOX * SCALE, row = WIDTH * SCALE;
+  let rows = 0;
+  for (let y = 0; y < HEIGHT * SCALE; y++) {
+    if (data[(y * row + edge - 1) * 4] > INK_LEVEL && data[(y * row + edge) * 4] > INK_LEVEL) rows++;
+  }
+  return rows;
+}
+
+const NOT_DIGITS = "That doesn't look like digits";
+const list = (numbers) => numbers.length > 1
+  ? `boxes ${numbers.slice(0, -1).join(", ")} and ${numbers.at(-1)}` : `box ${numbers[0]}`;
+
+// { problem } when the ink is not one digit per box, else { small: [box numbers] } for boxes whose
+// digit is small enough to read less reliably (read anyway, with a hint).
+function checkInk() {
+  const data = pen.getImageData(0, 0, ink.width, ink.height).data;
+  const boxes = [0, 1, 2].map((k) => boxSurvey(data, k));
+  const named = (test) => boxes.map((box, k) => box && test(box) ? k + 1 : 0).filter(Boolean);
+  let found;
+  if ((found = named((box) => box.share > LIMITS.fullShare)).length) {
+    return { problem: `${NOT_DIGITS}: ${list(found)} ${found.length > 1 ? "are" : "is"} mostly covered in ink, ` +
+      "like a scribble. Clear, then write one digit per box." };
+  }
+  if ((found = named((box) => box.side < LIMITS.dotSide)).length) {
+    return { problem: `${NOT_DIGITS}: ${list(found)} ${found.length > 1 ? "hold" : "holds"} only a dot. ` +
+      "Write a whole digit, filling most of the box." };
+  }
+  const crossed = [0, 1].filter((k) => crossingRows(data, k) > LIMITS.crossingRows);
+  if (crossed.length) {
+    const k = crossed[0] + 1;
+    return { problem: `The ink crosses the line between box ${k} and box ${k + 1}: the model reads each box on its ` +
+      "own, so keep every digit inside its box. Clear, then draw again." };
+  }
+  if ((found = named((box) => box.twoDigits)).length) {
+    const boxesNamed = list(found);
+    return { problem: `${boxesNamed[0].toUpperCase()}${boxesNamed.slice(1)} ${found.length > 1 ? "seem" : "seems"} ` +
+      "to hold two digits: " +
+      "the model reads at most three digits, one per box. Clear, then write each digit in its own box." };
+  }
+  if ((found = named((box) => box.stroke < LIMITS.thinPen)).length) {
+    const stroke = boxes[found[0] - 1].stroke;
+    return { problem: `The strokes in ${list(found)} are too thin to read (about ${stroke} px; the pen draws ` +
+      `${PEN}): the model learned from thicker ones. Clear, then draw with the pen.` };
+  }
+  return { small: named((box) => box.side < LIMITS.smallSide) };
+}
+
 // The 1×1×28×84 input, or a message saying why there is nothing sensible to read.
 function modelInput() {
-  if (example) return { pixels: example.pixels };
+  if (example) return { pixels: example.pixels, small: [] };
   const digits = [0, 1, 2].map(boxAsDigit);
   const drawn = digits.map(Boolean);
   if (!drawn.some(Boolean)) {
-    return { problem: "The canvas is empty: draw a digit in box 1, or press Random example." };
+    return { problem: "The canvas is empty: draw a digit in box 1 with a finger or the mouse, " +
+      "or press Random example." };
   }
+  const checked = checkInk();
+  if (checked.problem) return checked;
   const gap = drawn.findIndex((isDrawn, i) => !isDrawn && drawn.slice(i + 1).some(Boolean));
   if (gap >= 0) {
     return { problem: `Box ${gap + 1} is empty but a box to its right is not: write the digits from the left, without gaps.` };
@@ -128,7 +283,7 @@ function modelInput() {
       for (let x = 0; x < BOX; x++) pixels[y * WIDTH + k * BOX + x] = digit[y * BOX + x];
     }
   });
-  return { pixels };
+  return { pixels, small: checked.small };
 }
 
 // ---- shipped examples ---------------------------------------------------------------------------
@@ -163,7 +318,7 @@ async function loadExample(index) {
   pen.imageSmoothingEnabled = false;
   pen.drawImage(small, 0, 0, ink.width, ink.height);
   example = { pixels, label: meta.labels[row] };
-  reading.replaceChildren();
+  clearReading();
   say(`Held-out example ${row + 1} of ${meta.rows}. Press Read.`);
   return example.label;
 }
@@ -192,6 +347,17 @@ function softmax(scores) {
   return exps.map((e) => e / total);
 }
 
+// The model was trained with label smoothing ε over K tokens: its target gave the right token
+// 1 - ε + ε/K (90.8 % for ε = 0.1, K = 13) and every other token ε/K, so its softmax q tops out
+// near 91 %. The page undoes that mixing, p = (q - ε/K) / (1 - ε), clipped to [0, 1]: 100 % means
+// as sure as training lets it be. Measured on 600 canvases of the non-MNIST set, readings whose
+// least sure digit is under UNSURE were right 55 % of the time, the others 91 %.
+const UNSURE = 0.7;
+
+function unsmoothed(q, tokenCount, smoothing) {
+  return Math.min(1, Math.max(0, (q - smoothing / tokenCount) / (1 - smoothing)));
+}
+
 function showAttention(weights) {
   heat.clearRect(0, 0, overlay.width, overlay.height);
   const strongest = Math.max(...weights);
@@ -202,10 +368,21 @@ function showAttention(weights) {
   });
 }
 
-// One token of the reading; pointing at it (or focusing it) shows where the model looked for it.
+const tokenName = (item) => item.classList.contains("end") ? "the end token"
+  : `digit ${item.dataset.step}, “${item.dataset.token}”`;
+
+// Show one token's map on the canvas, say whose it is, and mark that token.
+function showMapOf(item) {
+  showAttention(item.weights);
+  reading.querySelectorAll("li").forEach((other) => other.classList.toggle("shown", other === item));
+  looked.textContent = `Orange on the canvas: where the model looked for ${tokenName(item)}. ` +
+    "Point at or tap another token to see its map.";
+}
+
+// One token of the reading; pointing at it, tapping it or focusing it shows where the model looked for it.
 function showToken(token, probability, step, weights) {
   const item = document.createElement("li");
-  const percent = `${(100 * probability).toFixed(1)}%`;
+  const percent = `${(100 * probability).toFixed(0)}%`;
   const label = token === END ? "end" : token < 10 ? String(token) : "?";
   item.className = token === END ? "end" : "digit";
   item.tabIndex = 0;
@@ -213,26 +390,48 @@ function showToken(token, probability, step, weights) {
   item.querySelector(".token").textContent = label;
   item.querySelector(".probability").textContent = percent;
   item.dataset.token = label;
-  item.title = `${label}: ${percent} likely; point here to see where the model looked`;
-  item.addEventListener("mouseenter", () => showAttention(weights));
-  item.addEventListener("focus", () => showAttention(weights));
+  item.dataset.step = String(step + 1);
+  item.dataset.probability = String(probability);
+  item.weights = weights;
+  item.title = `${label}: ${percent} sure; point here or tap to see where the model looked`;
+  for (const event of ["mouseenter", "focus", "click"]) item.addEventListener(event, () => showMapOf(item));
   reading.append(item);
+  showMapOf(item);
   announce.textContent = token === END ? `The model stops: end, ${percent} sure.`
     : `Digit ${step + 1}: ${label}, ${percent} sure.`;
+}
+
+// What to say once the reading is over: the number, and any reason to doubt it.
+function verdict(digits, small) {
+  if (!digits) return `${NOT_DIGITS}: the model read no digit in it.`;
+  const notes = [`Read: ${digits}.`];
+  const unsure = [...reading.querySelectorAll("li.digit")].filter((item) => Number(item.dataset.probability) < UNSURE);
+  if (unsure.length) {
+    notes.push(`The model is unsure of digit ${unsure.map((item) => item.dataset.step).join(" and ")}: ` +
+      "check it, or write it again more clearly.");
+  }
+  if (small.length) {
+    notes.push(`The writing in ${list(small)} is small: digits that fill most of their box read more reliably.`);
+  }
+  return notes.join(" ");
 }
 
 const nextFrame = () => new Promise((resolve) => requestAnimationFrame(() => setTimeout(resolve, 0)));
 
 async function read() {
+  const checking = performance.now();
   const input = modelInput();
+  const checkMs = performance.now() - checking;   // counted in the first digit's time: the visitor waits for it
   if (input.problem) {
+    clearReading();
     say(input.problem, true);
     return null;
   }
   readButton.disabled = true;
   try {
-    const { ort, encoder, decoder } = await loadRuntime();
-    reading.replaceChildren();
+    const [{ ort, encoder, decoder }, card] = await Promise.all([loadRuntime(), cardLoaded]);
+    const smoothing = card?.recipe?.label_smoothing ?? 0;
+    clearReading();
     say("Reading…");
     const started = performance.now();
     const { memory } = await encoder.run({ image: new ort.Tensor("float32", input.pixels, [1, 1, HEIGHT, WIDTH]) });
@@ -241,19 +440,23 @@ async function read() {
     for (let step = 0; step < 4; step++) {
       const fed = new ort.Tensor("int64", BigInt64Array.from(tokens, BigInt), [1, tokens.length]);
       const { logits, cross_attention: attention } = await decoder.run({ memory, tokens: fed });
-      const last = Array.from(logits.data.slice(-13));
-      const probabilities = softmax(last);
+      const tokenCount = logits.dims.at(-1);
+      const last = Array.from(logits.data.slice(-tokenCount));
       const token = last.indexOf(Math.max(...last));
-      const weights = Array.from(attention.data.slice(-48));
-      showAttention(weights);
-      showToken(token, probabilities[token], step, weights);
-      if (step === 0) window.liveReader.firstTokenMs = performance.now() - started;
+      const probability = unsmoothed(softmax(last)[token], tokenCount, smoothing);
+      const patches = attention.dims.at(-1);
+      showToken(token, probability, step, Array.from(attention.data.slice(-patches)));
+      if (step === 0) window.liveReader.firstTokenMs = checkMs + performance.now() - started;
       await nextFrame();   // let this token show before the next one is computed
       if (token >= 10) break;
       tokens.push(token);
       digits += token;
     }
-    say(digits ? `Read: ${digits}` : "The model did not read a digit.");
+    // leave a digit's map on the canvas, not the end token's: the last digit read
+    const lastDigit = [...reading.querySelectorAll("li.digit")].at(-1);
+    if (lastDigit) showMapOf(lastDigit);
+    else { heat.clearRect(0, 0, overlay.width, overlay.height); looked.textContent = ""; }
+    say(verdict(digits, input.small), !digits);
     return digits;
   } catch (error) {
     say(`Something went wrong while reading: ${error.message}`, true);
@@ -271,7 +474,7 @@ function say(text, problem = false) {
 }
 
 async function showCard() {
-  const card = await fetch(new URL("model/card.json", HERE)).then((response) => response.json());
+  const card = await cardLoaded;
   const percent = (100 * card.held_out_exact_onnx).toFixed(1);
   document.getElementById("card").textContent =
     `The model: ${card.parameters.toLocaleString("en")} parameters, the design of the variable-length post at ` +
@@ -287,12 +490,14 @@ ink.addEventListener("pointerleave", endStroke);
 readButton.addEventListener("click", () => read().catch(() => {}));
 document.getElementById("clear").addEventListener("click", () => {
   clearCanvas();
-  reading.replaceChildren();
-  say("");
+  clearReading();
 });
 document.getElementById("example").addEventListener("click", () => loadExample(Math.floor(Math.random() * 1e6)));
 
 clearCanvas();
+cardLoaded = fetch(new URL("model/card.json", HERE)).then((response) => response.json());
 showCard();
 // For tests and the curious: drive the reader from the console.
-window.liveReader = { read, loadExample, clear: () => document.getElementById("clear").click(), firstTokenMs: null };
+window.liveReader = {
+  read, loadExample, checkInk, clear: () => document.getElementById("clear").click(), firstTokenMs: null,
+};
