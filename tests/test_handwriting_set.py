@@ -5,7 +5,7 @@ import json
 import numpy as np
 import pytest
 
-from tests.test_live_reader import browser, site_url  # noqa: F401  (fixtures: Chromium, the served page)
+from tests.test_live_reader import browser, replay, site_url  # noqa: F401  (fixtures: Chromium, the served page)
 from tools import handwriting_set
 from tools.handwriting_set import BOX, DIGIT_SIDE, build, digest, load_strokes
 
@@ -164,17 +164,10 @@ def test_python_port_feeds_the_model_what_the_page_does(browser, site_url):
     page.goto(site_url)
     page.wait_for_function("window.liveReader !== undefined")
     page.evaluate(RECORDER)
-    box = page.locator("#ink").bounding_box()
-    to_screen = lambda x, y: (box["x"] + float(x) * box["width"] / 840, box["y"] + float(y) * box["height"] / 280)
     page_reads, fed_canvases, ported_canvases = [], [], []
     for _, _, strokes in picked:
-        page.evaluate("window.liveReader.clear(); window.recordedStrokes = []")
-        for stroke in strokes:
-            page.mouse.move(*to_screen(*stroke[0]))
-            page.mouse.down()
-            for x, y in stroke[1:]:
-                page.mouse.move(*to_screen(x, y))
-            page.mouse.up()
+        page.evaluate("window.recordedStrokes = []")
+        replay(page, strokes)
         page_reads.append(page.evaluate("window.liveReader.read()"))
         fed_canvases.append(np.array(page.evaluate("window.fedImages.at(-1)"), dtype=np.float32).reshape(28, 84))
         recorded = [np.array(stroke) for stroke in page.evaluate("window.recordedStrokes")]
