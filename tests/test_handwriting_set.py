@@ -1,13 +1,19 @@
-"""The non-MNIST handwriting set: rebuilt byte for byte from the shipped strokes, balanced, shaped
-as the page's input; and the Python port of the page's preprocessing matches the page in Chromium."""
+"""The non-MNIST handwriting set: rebuilt byte for byte from the shipped strokes and from the seed
+alone (what a post does with the inlined _handwriting.py), balanced, shaped as the page's input;
+and the Python port of the page's preprocessing matches the page in Chromium."""
 import json
+import sys
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 
+import _handwriting
 from tests.test_live_reader import browser, replay, site_url  # noqa: F401  (fixtures: Chromium, the served page)
 from tools import handwriting_set
 from tools.handwriting_set import BOX, DIGIT_SIDE, build, digest, load_strokes
+from tools.inline_helpers import imported_modules
+from tools.notebooks import REPO_ROOT
 
 # SHA-256 of the first SUBSET canvases built from reader/handwriting/strokes.npz (the whole set's
 # digest is handwriting_set.CANVASES_SHA256, checked by the slow test below).
@@ -30,15 +36,56 @@ def test_subset_rebuilds_byte_for_byte(strokes, subset):
     again = build(strokes, limit=SUBSET)
     assert np.array_equal(canvases, again[0]) and labels == again[1]
     assert digest(canvases, labels) == SUBSET_SHA256, (
-        "the canvases built from reader/handwriting/strokes.npz changed: if tools/handwriting_set.py's "
+        "the canvases built from reader/handwriting/strokes.npz changed: if _handwriting.py's "
         "preprocessing changed on purpose, pin the new digests (python -m tools.handwriting_set prints the "
         "whole set's)")
 
 
+def test_a_post_writes_the_shipped_sets_first_canvases_from_the_seed(subset):
+    """handwriting_set() at a small size is the start of the full set: same strokes, same canvases."""
+    canvases, labels = _handwriting.handwriting_set(per_length=SUBSET // 3)
+    assert labels == subset[1] and np.array_equal(canvases, subset[0])
+    assert digest(canvases, labels) == SUBSET_SHA256
+
+
 @pytest.mark.slow
-def test_whole_set_rebuilds_to_the_pinned_digest(strokes):
-    canvases, labels = build(strokes)
-    assert digest(canvases, labels) == handwriting_set.CANVASES_SHA256
+def test_a_post_builds_the_whole_set_to_the_pinned_digest():
+    """From the seed alone, as a post does; the shipped strokes are the same (the test below)."""
+    canvases, labels = _handwriting.handwriting_set()
+    assert digest(canvases, labels) == _handwriting.CANVASES_SHA256, (
+        "_handwriting.handwriting_set() no longer builds the pinned set; if the writer or the preprocessing "
+        "changed on purpose, run python -m tools.handwriting_set --write-strokes and pin the new digests")
+
+
+def test_helper_needs_only_numpy_and_the_standard_library():
+    """It is inlined into posts that must run anywhere: no repository, no files, no torch."""
+    text = (REPO_ROOT / "_handwriting.py").read_text()
+    outside = imported_modules(text) - set(sys.stdlib_module_names) - {"numpy"}
+    assert outside == set(), f"_handwriting.py imports {outside}; a post's setup cell may need only numpy"
+    reaches_out = [word for word in ("REPO_ROOT", "__file__", "open(", "np.load", "Path(", "argparse") if word in text]
+    assert reaches_out == [], f"_handwriting.py uses {reaches_out}: keep repository and file access in tools/"
+
+
+def test_tools_module_is_the_helpers_code(strokes):
+    """tools.handwriting_set re-exports the helper's functions themselves, not copies that could drift."""
+    for name in ("page_input", "write_strokes", "build", "digest", "canvas_strokes", "drawing_canvas"):
+        assert getattr(handwriting_set, name) is getattr(_handwriting, name), name
+    assert handwriting_set.CANVASES_SHA256 == _handwriting.CANVASES_SHA256
+
+
+def test_cached_build_is_rebuilt_when_the_helper_changes(tmp_path, monkeypatch):
+    helper = tmp_path / "_handwriting.py"
+    helper.write_bytes((REPO_ROOT / "_handwriting.py").read_bytes())
+    builds = []
+    monkeypatch.setattr(handwriting_set, "_handwriting", SimpleNamespace(__file__=str(helper)))
+    monkeypatch.setattr(handwriting_set, "REPO_ROOT", tmp_path)
+    monkeypatch.setattr(handwriting_set, "build",
+                        lambda arrays: builds.append(1) or (np.zeros((1, 28, 84), np.uint8), ["7"]))
+    handwriting_set.cached_build()
+    handwriting_set.cached_build()
+    assert len(builds) == 1, "the second call reads the cache"
+    helper.write_text(helper.read_text() + "\n# an edit\n")
+    assert handwriting_set.cached_build()[1] == ["7"] and len(builds) == 2, "an edited helper is a new key"
 
 
 def test_shipped_strokes_are_what_the_seeded_script_writes(strokes):

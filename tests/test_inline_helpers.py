@@ -7,8 +7,9 @@ import pytest
 
 from tests.factory import never_ran, publishable, ran, save_post
 from tools import inline_helpers
+from tools.check_posts import check_notebook
 from tools.inline_helpers import (
-    declared_helpers, inline, needed_packages, packages_block, pinned_versions, setup_drift, setup_source,
+    HELPERS, declared_helpers, inline, needed_packages, packages_block, pinned_versions, setup_drift, setup_source,
 )
 from tools.notebooks import REPO_ROOT, SETUP_TAG, NotebookError, blog_metadata, find_posts, read_notebook
 from tools.post_links import repository_url
@@ -30,6 +31,51 @@ def test_setup_summary_says_what_the_cell_gives():
     assert setup_source(["_style.py"]).splitlines()[1] == '#| code-summary: "Setup: chart style (generated from _style.py)"'
     summary = setup_source(["_style.py", "_arch.py"], packages=[("visualtorch", "1.4.1")]).splitlines()[1]
     assert "Setup: missing packages, chart style and architecture diagrams" in summary
+    header = setup_source(list(HELPERS), packages=[("numpy", "2.0.0")]).splitlines()[1:3]
+    assert header[0] == ('#| code-summary: "Setup: missing packages, chart style, architecture diagrams and '
+                         'handwriting set (generated from _style.py, _arch.py and _handwriting.py)"')
+    assert header[1].startswith("# Generated from _style.py, _arch.py and _handwriting.py of ")
+
+
+def test_handwriting_helper_is_inlined_on_its_own_with_numpy_pinned():
+    nb = publishable(ran("print(1)"), helpers=["_handwriting.py"])
+    setup = nb.cells[1].source
+    assert (REPO_ROOT / "_handwriting.py").read_text().strip() in setup
+    assert "# ---- _style.py ----" not in setup, "_handwriting.py needs no other helper"
+    assert f'"numpy": "{pinned_versions()["numpy"][1]}"' in setup, "_handwriting.py imports numpy"
+    namespace = {}
+    exec(setup.replace("#|", "#"), namespace)
+    canvases, labels = namespace["handwriting_set"](per_length=1)
+    assert canvases.shape == (3, 28, 84) and [len(label) for label in labels] == [1, 2, 3]
+
+
+def test_helpers_are_inlined_in_their_order_whatever_the_declaration_says():
+    nb = publishable(helpers=["_handwriting.py", "_arch.py", "_style.py"])
+    assert declared_helpers(nb) == ["_style.py", "_arch.py", "_handwriting.py"]
+    markers = [nb.cells[1].source.index(f"# ---- {name} ----") for name in declared_helpers(nb)]
+    assert markers == sorted(markers)
+
+
+def test_a_post_with_every_helper_passes_the_publishing_checks(tmp_path):
+    """The inlined text itself must not trip a check: the sibling-import rule reads the setup cell too."""
+    path = save_post(publishable(ran("print(1)"), helpers=list(HELPERS)), tmp_path / "posts")
+    assert [str(problem) for problem in check_notebook(path)] == []
+
+
+def test_a_drifted_handwriting_copy_is_reported(tmp_path):
+    nb = publishable(helpers=["_handwriting.py"])
+    nb.cells[1].source = nb.cells[1].source.replace("SEED = 2026_13", "SEED = 2026_14")
+    path = save_post(nb, tmp_path / "posts")
+    problems = [str(problem) for problem in check_notebook(path)]
+    assert any("setup cell differs from the current _handwriting.py" in problem for problem in problems), problems
+
+
+def test_helpers_fit_the_page_column():
+    """The setup cell is shown, folded, on the page: a helper's lines fit its 88-character column."""
+    for name in HELPERS:
+        long = [number for number, line in enumerate((REPO_ROOT / name).read_text().splitlines(), 1)
+                if len(line) > 88]
+        assert long == [], f"{name}: lines {long} are over 88 characters; wrap them"
 
 
 def test_packages_are_what_the_post_and_its_helpers_import_at_their_pins():
@@ -137,17 +183,21 @@ def test_diagram_draws_each_stack_under_its_title_with_one_legend():
 
 
 
-def test_edited_helper_is_detected_and_reinlined(tmp_path):
+@pytest.mark.parametrize("helper, before, after", [
+    ("_style.py", "#2a78d6", "#1f5fb0"),
+    ("_handwriting.py", "SEED = 2026_13", "SEED = 2026_14"),
+])
+def test_edited_helper_is_detected_and_reinlined(tmp_path, helper, before, after):
     root = tmp_path / "repo"
     root.mkdir()
-    for name in ("_style.py", "_arch.py"):
+    for name in HELPERS:
         (root / name).write_text((REPO_ROOT / name).read_text())
-    nb = publishable(helpers=["_style.py"])
+    nb = publishable(helpers=[helper])
     assert setup_drift(nb, root) is None
-    (root / "_style.py").write_text((root / "_style.py").read_text().replace("#2a78d6", "#1f5fb0"))
-    assert "differs from the current _style.py" in setup_drift(nb, root)
+    (root / helper).write_text((root / helper).read_text().replace(before, after))
+    assert f"differs from the current {helper}" in setup_drift(nb, root)
     assert inline(nb, root) is True
-    assert setup_drift(nb, root) is None and "#1f5fb0" in nb.cells[1].source
+    assert setup_drift(nb, root) is None and after in nb.cells[1].source
 
 
 def test_missing_setup_cell_is_added_after_front_matter():

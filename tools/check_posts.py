@@ -9,7 +9,7 @@ This tool refuses such a post, naming the post, the cell and what to do:
 - outputs that no longer match the seal `make execute` recorded: a stale cell (its
   code changed after it ran), outputs or images edited, provenance edited, a code
   cell added, deleted or moved after the run (tools/notebooks.py);
-- a generated setup cell that differs from `_style.py` / `_arch.py`;
+- a generated setup cell that differs from the helpers it inlines (`_style.py`, `_arch.py`, `_handwriting.py`);
 - a sibling import (also through `importlib`, `__import__`, `runpy` or `%run`, or a
   repository file opened or run by name) or a `sys.path` edit (also through an alias
   or `getattr`); a cell that does not parse even after IPython's own transforms;

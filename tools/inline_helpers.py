@@ -1,11 +1,12 @@
-"""Inline the shared helpers (_style.py, _arch.py) into each post's setup cell.
+"""Inline the shared helpers (_style.py, _arch.py, _handwriting.py) into each post's setup cell.
 
 A reader who lifts one notebook out of the repository, or opens it in Colab, must
 be able to run it top to bottom, so no post may import a sibling module or touch
-sys.path. Yet the palette and the diagram settings should be written once. So the
-helpers live at the top of the repository, and this tool copies their current
-text into a generated, folded code cell at the top of every notebook that
-declares them (notebook metadata `blog.helpers`, e.g. ["_style.py", "_arch.py"]).
+sys.path. Yet the palette, the diagram settings and the writer of the non-MNIST
+handwriting set should be written once. So the helpers live at the top of the
+repository, and this tool copies their current text into a generated, folded code
+cell at the top of every notebook that declares them (notebook metadata
+`blog.helpers`, e.g. ["_style.py", "_arch.py"]).
 
 Run it after editing a helper; `make` does. With --check it writes nothing and
 lists every notebook whose setup cell no longer matches its helpers. Changing a
@@ -27,9 +28,11 @@ import nbformat
 from tools.notebooks import REPO_ROOT, SETUP_TAG, NotebookError, blog_metadata, has_tag, parse_cell, sync_posts
 from tools.post_links import repository_url
 
-# Inlining order, and what each helper needs before it (_arch.py uses _style.py's palette).
-HELPERS = {"_style.py": [], "_arch.py": ["_style.py"]}
-WHAT_THEY_GIVE = {"_style.py": "chart style", "_arch.py": "architecture diagrams"}
+# Inlining order, and what each helper needs before it (_arch.py uses _style.py's palette;
+# _handwriting.py stands alone).
+HELPERS = {"_style.py": [], "_arch.py": ["_style.py"], "_handwriting.py": []}
+WHAT_THEY_GIVE = {"_style.py": "chart style", "_arch.py": "architecture diagrams",
+                  "_handwriting.py": "handwriting set"}
 # Import names whose distribution is called something else; every other import is looked up by its own name.
 DISTRIBUTION_OF = {"PIL": "pillow", "yaml": "PyYAML"}
 
@@ -107,10 +110,16 @@ def packages_block(packages):
     ])
 
 
+def in_words(items):
+    """"a", "a and b", "a, b and c": a list as a sentence says it."""
+    items = list(items)
+    return " and ".join(items) if len(items) < 3 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
 def setup_source(helpers, root=REPO_ROOT, packages=(), repo_url=None):
     """The exact text of the generated setup cell for these helpers and the packages the post imports."""
-    names = " and ".join(helpers)
-    gives = " and ".join(WHAT_THEY_GIVE[name] for name in helpers)
+    names = in_words(helpers)
+    gives = in_words(WHAT_THEY_GIVE[name] for name in helpers)
     parts = [
         "#| code-fold: true",
         f'#| code-summary: "Setup: {"missing packages, " if packages else ""}{gives} (generated from {names})"',
@@ -149,7 +158,7 @@ def setup_drift(nb, root=REPO_ROOT):
     if len(cells) != 1:
         return f"declares {declared_helpers(nb)} but has {len(cells)} generated setup cells (expected 1)"
     if cells[0].source != expected:
-        return f"setup cell differs from the current {' and '.join(declared_helpers(nb))} (or the pins it installs)"
+        return f"setup cell differs from the current {in_words(declared_helpers(nb))} (or the pins it installs)"
     return None
 
 
