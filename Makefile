@@ -97,7 +97,7 @@ execute: $(READY)  ## re-run posts in place and save their outputs: make execute
 check: $(READY)  ## publishing checks: stale or missing outputs, errors, drifted setup, unquoted numbers, …
 	$(PY) -m tools.check_posts $(if $(POST),--post $(POST)) $(if $(ALL),--all)
 
-inline: $(READY)  ## copy _style.py/_arch.py into each post's setup cell and write each post's links
+inline: $(READY)  ## copy the helpers (_style.py, _arch.py, _handwriting.py) into each post's setup cell and write each post's links
 	$(PY) -m tools.inline_helpers
 	$(PY) -m tools.post_links
 
@@ -116,7 +116,7 @@ $(READER_RUNTIME): reader/package.json reader/package-lock.json
 
 reader: $(READER_RUNTIME)  ## fetch the live reader's pinned browser runtime (npm) into reader/vendor/
 
-reader-model: $(READY)  ## retrain, export and score the live reader's model (about 10 min on one CPU thread)
+reader-model: $(READY)  ## publish post 4's exported model into reader/model/ (checks its printed SHA-256s; trains nothing)
 	$(PY) -m tools.reader_model
 
 GPU_PYTHON ?= 3.12

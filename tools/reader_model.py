@@ -1,59 +1,67 @@
-"""Train, export and score the model behind the live reader (reader/), on the CPU.
+"""Publish and score the model behind the live reader (reader/).
 
 The live reader lets a visitor draw a number and watch it being read one digit at a
-time, in the browser, on a static site. Post 2's own model (11 million parameters)
-is too big to download on demand, so the page runs a compact model of the same
-design: the post-2 recipe (one to three digits drawn from the left, `<start>`,
-`<end>` and `<pad>`, label smoothing, gradient clipping) at post 1's size. It
-trains here on one CPU thread, seeded, in about ten minutes.
+time, in the browser, on a static site. Its model is trained, measured and exported by
+a post, not by this tool: post 4 (posts/2026-07-09-reading-handwriting, the notebook
+whose metadata says `"blog": {"exports_reader": true}`) trains post 2's compact design
+with augmentation, exports it with `torch.onnx.export` as two graphs (an encoder:
+canvas -> patch memory; a one-step decoder: memory and the tokens so far -> next-token
+scores and the last block's cross-attention), writes them and card.json into its own
+model/ folder, and prints each file's SHA-256. So the post is the one definition of
+the model, and every number on the page's card is one the post printed.
 
-The model is exported with `torch.onnx.export` as two graphs: an encoder (canvas ->
-patch memory) and a one-step decoder (memory and the tokens so far -> next-token
-scores and the last block's cross-attention), so the page can show each digit and
-where the model looked as soon as it is produced. Its held-out exact-sequence
-accuracy is measured *through the exported graphs* with onnxruntime, and written
-with the rest of the model card to reader/model/card.json, which the page shows.
+Publishing copies those three files into reader/model/, after checking that they are
+the ones the post's stored run made (their digests are in its outputs), that card.json
+has what the page reads, and that the graphs have the inputs and outputs the page feeds
+and reads.
 
-    python -m tools.reader_model            # train, export, score, write reader/model and the examples
-    python -m tools.reader_model --score    # only score the committed ONNX files again
+    python -m tools.reader_model            # publish the post's export into reader/model (make reader-model)
+    python -m tools.reader_model --score    # score reader/model's ONNX files, by number of digits
+    python -m tools.reader_model --examples # rewrite reader/examples.png and .json (held-out canvases)
 """
 import argparse
+import hashlib
 import json
+import os
+import re
+import shutil
 import sys
-import time
-from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
+from pathlib import Path
 
 import numpy as np
 import torch
-import torch.nn as nn
-import torch.nn.functional as F
 
 from tools import standin_data
-from tools.notebooks import REPO_ROOT
+from tools.notebooks import POSTS_DIR, REPO_ROOT, NotebookError, blog_metadata, code_cells, find_posts, joined, \
+    post_name, read_notebook
 
 READER_DIR = REPO_ROOT / "reader"
 MODEL_DIR = READER_DIR / "model"
 START, END, PAD = 10, 11, 12
 VOCAB = 13
 EXAMPLES = 32  # held-out canvases shipped with the page as a sprite
+HELD_OUT = 10_000  # MNIST test canvases --score reads
+
+# The post that exports the model: found by its metadata flag, else by this folder name.
+EXPORTING_SLUG = "2026-07-09-reading-handwriting"
+EXPORT_FLAG = "exports_reader"
+EXPORT_FOLDER = "model"
+EXPORTED = ("encoder.onnx", "decoder.onnx", "card.json")
+# What the post prints for each exported file: two spaces, the name, two spaces, "sha256", the digest.
+PRINTED_DIGEST = re.compile(r"^  (\S+)  sha256 ([0-9a-f]{64})$", re.MULTILINE)
+
+CARD_KEYS = ("post", "parameters", "recipe", "unsure_below", "mnist_exact", "handwriting_exact", "mnist_canvases",
+             "handwriting_canvases", "handwriting_sha256", "tokens", "data", "torch", "trained_at")
+SHARE_KEYS = ("mnist_exact", "handwriting_exact")
+LENGTH_KEYS = ("1", "2", "3", "all")
+RECIPE_KEYS = ("width", "heads", "encoder_blocks", "decoder_blocks", "label_smoothing")
+# The graphs' inputs and outputs, by name, as reader/reader.js feeds and reads them.
+GRAPH_SIGNATURES = {"encoder.onnx": (["image"], ["memory"]),
+                    "decoder.onnx": (["memory", "tokens"], ["logits", "cross_attention"])}
 
 
-@dataclass
-class Recipe:
-    epochs: int = 6
-    train_size: int = 60_000
-    test_size: int = 10_000
-    batch_size: int = 128
-    learning_rate: float = 1e-3
-    weight_decay: float = 0.01
-    label_smoothing: float = 0.1
-    clip_norm: float = 1.0
-    width: int = 96
-    heads: int = 4
-    encoder_blocks: int = 2
-    decoder_blocks: int = 2
-    seed: int = 0
+class PublishError(Exception):
+    """Why the post's export cannot be published; one line that names the file and the fix."""
 
 
 # ---- data: post 2's canvases -------------------------------------------------------------------
@@ -79,122 +87,7 @@ def canvases(split, count):
                    np.random.default_rng({"train": 0, "test": 1}[split]))
 
 
-# ---- the model: post 2's design ----------------------------------------------------------------
-
-class EncoderBlock(nn.Module):
-    def __init__(self, width, heads):
-        super().__init__()
-        self.attention = nn.MultiheadAttention(width, heads, batch_first=True)
-        self.feed_forward = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width))
-        self.norm1, self.norm2 = nn.LayerNorm(width), nn.LayerNorm(width)
-
-    def forward(self, x):
-        x = self.norm1(x + self.attention(x, x, x, need_weights=False)[0])
-        return self.norm2(x + self.feed_forward(x))
-
-
-class DecoderBlock(nn.Module):
-    def __init__(self, width, heads):
-        super().__init__()
-        self.self_attention = nn.MultiheadAttention(width, heads, batch_first=True)
-        self.cross_attention = nn.MultiheadAttention(width, heads, batch_first=True)
-        self.feed_forward = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width))
-        self.norm1, self.norm2, self.norm3 = nn.LayerNorm(width), nn.LayerNorm(width), nn.LayerNorm(width)
-
-    def forward(self, y, memory, keep_attention=False):
-        length = y.shape[1]
-        mask = torch.triu(torch.ones(length, length, dtype=torch.bool, device=y.device), diagonal=1)
-        y = self.norm1(y + self.self_attention(y, y, y, attn_mask=mask, need_weights=False)[0])
-        attended, weights = self.cross_attention(y, memory, memory, need_weights=keep_attention)  # (B, T, 48)
-        y = self.norm2(y + attended)
-        return self.norm3(y + self.feed_forward(y)), weights
-
-
-def patchify(images):
-    """(B, 1, 28, 84) canvases to (B, 48, 49): 7×7 patches, row by row over the 4×12 grid."""
-    return images.unfold(2, 7, 7).unfold(3, 7, 7).reshape(images.shape[0], 48, 49)
-
-
-class Reader(nn.Module):
-    def __init__(self, recipe):
-        super().__init__()
-        width = recipe.width
-        self.patch_projection = nn.Linear(49, width)
-        self.patch_positions = nn.Parameter(torch.randn(1, 48, width) * 0.02)
-        self.token_embedding = nn.Embedding(VOCAB, width)
-        self.token_positions = nn.Parameter(torch.randn(1, 4, width) * 0.02)
-        self.encoder = nn.ModuleList(EncoderBlock(width, recipe.heads) for _ in range(recipe.encoder_blocks))
-        self.decoder = nn.ModuleList(DecoderBlock(width, recipe.heads) for _ in range(recipe.decoder_blocks))
-        self.head = nn.Linear(width, VOCAB)
-
-    def encode(self, images):
-        x = self.patch_projection(patchify(images)) + self.patch_positions
-        for block in self.encoder:
-            x = block(x)
-        return x  # (B, 48, width)
-
-    def decode(self, tokens, memory, keep_attention=False):
-        y = self.token_embedding(tokens) + self.token_positions[:, :tokens.shape[1]]
-        for block in self.decoder:
-            y, weights = block(y, memory, keep_attention)
-        return (self.head(y), weights) if keep_attention else self.head(y)  # (B, T, VOCAB)
-
-    def forward(self, images, tokens):
-        return self.decode(tokens, self.encode(images))
-
-
-class Encoder(nn.Module):
-    """The exported encoder graph: canvas (B, 1, 28, 84) -> memory (B, 48, width)."""
-
-    def __init__(self, reader):
-        super().__init__()
-        self.reader = reader
-
-    def forward(self, image):
-        return self.reader.encode(image)
-
-
-class DecoderStep(nn.Module):
-    """The exported decoder graph: memory and tokens so far -> scores per position and last cross-attention."""
-
-    def __init__(self, reader):
-        super().__init__()
-        self.reader = reader
-
-    def forward(self, memory, tokens):
-        return self.reader.decode(tokens, memory, keep_attention=True)
-
-
-# ---- training ----------------------------------------------------------------------------------
-
-def teacher_pair(tokens):
-    """Decoder input `<start> d1 d2 d3` (ends and pads as <pad>) and target `d1 .. dk <end> <pad> ..`."""
-    inputs = torch.cat([torch.full((len(tokens), 1), START), tokens[:, :3]], dim=1)
-    return inputs.masked_fill(inputs == END, PAD), tokens
-
-
-def train(recipe, train_set, echo=print):
-    torch.manual_seed(recipe.seed)
-    torch.set_num_threads(1)
-    images, tokens = train_set
-    model = Reader(recipe)
-    optimiser = torch.optim.AdamW(model.parameters(), lr=recipe.learning_rate, weight_decay=recipe.weight_decay)
-    order = torch.Generator().manual_seed(recipe.seed)
-    for epoch in range(1, recipe.epochs + 1):
-        started, total = time.perf_counter(), 0.0
-        model.train()
-        for batch in torch.randperm(len(images), generator=order).split(recipe.batch_size):
-            inputs, targets = teacher_pair(tokens[batch])
-            loss = F.cross_entropy(model(images[batch], inputs).reshape(-1, VOCAB), targets.reshape(-1),
-                                   ignore_index=PAD, label_smoothing=recipe.label_smoothing)
-            optimiser.zero_grad()
-            loss.backward()
-            nn.utils.clip_grad_norm_(model.parameters(), recipe.clip_norm)
-            optimiser.step()
-            total += loss.item() * len(batch)
-        echo(f"epoch {epoch}/{recipe.epochs}  loss {total / len(images):.4f}  ({time.perf_counter() - started:.0f} s)")
-    return model.eval()
-
+# ---- reading -----------------------------------------------------------------------------------
 
 @torch.no_grad()
 def read_greedily(encode, decode, images, steps=4):
@@ -219,32 +112,11 @@ def read_all(reader, images, chunk=1000):
     return np.concatenate([read_greedily(encode, decode, images[i:i + chunk]) for i in range(0, len(images), chunk)])
 
 
-def torch_reader(model):
-    """(encode, decode) for read_greedily, from the PyTorch model."""
-    return model.encode, lambda memory, tokens: model.decode(torch.from_numpy(tokens), memory).numpy()
-
-
-# ---- export and scoring through ONNX -----------------------------------------------------------
-
-def export(model, folder):
-    """Write encoder.onnx and decoder.onnx (weights inside the files: the browser loads one file each)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    batch, length = torch.export.Dim("B", min=1, max=4096), torch.export.Dim("T", min=1, max=4)
-    image = torch.zeros(2, 1, 28, 84)
-    memory = model.encode(image)
-    tokens = torch.full((2, 3), START, dtype=torch.long)
-    torch.onnx.export(Encoder(model), (image,), folder / "encoder.onnx", input_names=["image"],
-                      output_names=["memory"], dynamic_shapes={"image": {0: batch}}, external_data=False)
-    torch.onnx.export(DecoderStep(model), (memory, tokens), folder / "decoder.onnx",
-                      input_names=["memory", "tokens"], output_names=["logits", "cross_attention"],
-                      dynamic_shapes={"memory": {0: batch}, "tokens": {0: batch, 1: length}}, external_data=False)
-
-
 def onnx_sessions(folder):
     import onnxruntime
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = 1
-    return [onnxruntime.InferenceSession(str(folder / name), options, providers=["CPUExecutionProvider"])
+    return [onnxruntime.InferenceSession(str(Path(folder) / name), options, providers=["CPUExecutionProvider"])
             for name in ("encoder.onnx", "decoder.onnx")]
 
 
@@ -253,6 +125,190 @@ def onnx_reader(folder):
     encoder, decoder = onnx_sessions(folder)
     return (lambda images: encoder.run(None, {"image": images.numpy()})[0],
             lambda memory, tokens: decoder.run(None, {"memory": memory, "tokens": tokens})[0])
+
+
+# ---- the exporting post and what it printed ----------------------------------------------------
+
+def exporting_post(posts_dir=POSTS_DIR):
+    """The notebook that exports the reader's model: the one flagged `exports_reader`, else EXPORTING_SLUG's."""
+    try:
+        flagged = [path for path in find_posts(posts_dir=posts_dir)
+                   if blog_metadata(read_notebook(path)).get(EXPORT_FLAG) is True]
+    except NotebookError as error:
+        raise PublishError(str(error)) from None
+    if len(flagged) > 1:
+        raise PublishError(f"{len(flagged)} posts say \"{EXPORT_FLAG}\": true ("
+                           + ", ".join(path.parent.name for path in flagged)
+                           + "): the live reader serves one model; keep the flag on one post")
+    if flagged:
+        return flagged[0]
+    by_name = posts_dir / EXPORTING_SLUG / "index.ipynb"
+    if by_name.exists():
+        return by_name
+    raise PublishError(f"no post exports the live reader's model: none under {posts_dir} has "
+                       f"\"blog\": {{\"{EXPORT_FLAG}\": true}} in its metadata, and {EXPORTING_SLUG}/ does not exist")
+
+
+def execute_command(post):
+    """How a message tells the author to re-run the post: make execute POST=<folder name without its date>."""
+    return f"make execute POST={re.sub(r'^[0-9]{4}-[0-9]{2}-[0-9]{2}-', '', Path(post).parent.name)}"
+
+
+def printed_text(nb):
+    """Everything the notebook's stored outputs print as text: streams and plain-text results."""
+    texts = []
+    for _, cell in code_cells(nb):
+        for output in cell.get("outputs", []):
+            texts.append(joined(output.get("text", "")))
+            texts.append(joined(output.get("data", {}).get("text/plain", "")))
+    return "\n".join(text for text in texts if isinstance(text, str) and text)
+
+
+def printed_digests(nb):
+    """{file name: {digests}} from the outputs' `  <name>  sha256 <hex>` lines."""
+    found = {}
+    for name, digest in PRINTED_DIGEST.findall(printed_text(nb)):
+        found.setdefault(name, set()).add(digest)
+    return found
+
+
+def file_sha256(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def as_percent(share):
+    """A share as the post prints it: `97.2 %`."""
+    return f"{100 * share:.1f} %"
+
+
+# ---- checks before publishing -------------------------------------------------------------------
+
+def site_url(root=REPO_ROOT):
+    """_quarto.yml's website.site-url (the one place the site's address is written), ending in /."""
+    import yaml
+    config = yaml.safe_load((root / "_quarto.yml").read_text(encoding="utf-8"))
+    return ((config.get("website") or {}).get("site-url") or "").rstrip("/") + "/"
+
+
+def is_share(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and 0 <= value <= 1
+
+
+def card_problems(card, post_folder):
+    """What is missing or wrong in a card the page is to read; [] when nothing is."""
+    if not isinstance(card, dict):
+        return ["card.json is not a JSON object"]
+    problems = [f"no \"{key}\"" for key in CARD_KEYS if key not in card]
+    post = card.get("post")
+    if "post" in card:
+        url = post.get("url", "") if isinstance(post, dict) else ""
+        if not isinstance(post, dict) or not post.get("title"):
+            problems.append("\"post\" has no \"title\"")
+        expected = f"{site_url()}posts/{post_folder}/"
+        if url != expected:
+            problems.append(f"\"post\".\"url\" is {url!r}, not {expected}")
+    for key in SHARE_KEYS:
+        shares = card.get(key)
+        if key in card and not (isinstance(shares, dict) and all(
+                is_share(shares.get(length)) for length in LENGTH_KEYS)):
+            problems.append(f"\"{key}\" needs shares in [0, 1] for \"1\", \"2\", \"3\" and \"all\"")
+    recipe = card.get("recipe")
+    if "recipe" in card and not (isinstance(recipe, dict) and all(key in recipe for key in RECIPE_KEYS)):
+        problems.append("\"recipe\" needs " + ", ".join(RECIPE_KEYS))
+    if "tokens" in card and card["tokens"] != {"start": START, "end": END, "pad": PAD}:
+        problems.append(f"\"tokens\" is {card['tokens']}, but the page reads start {START}, end {END}, pad {PAD}")
+    if "unsure_below" in card and not (isinstance(card["unsure_below"], (int, float)) and 0 < card["unsure_below"] < 1):
+        problems.append("\"unsure_below\" must be a probability between 0 and 1")
+    return problems
+
+
+def graph_problems(folder):
+    """Graphs whose inputs or outputs are not the ones reader/reader.js feeds and reads."""
+    problems = []
+    for name, session in zip(("encoder.onnx", "decoder.onnx"), onnx_sessions(folder)):
+        found = ([node.name for node in session.get_inputs()], [node.name for node in session.get_outputs()])
+        if found != GRAPH_SIGNATURES[name]:
+            problems.append(f"{name} takes {found[0]} and gives {found[1]}; the page feeds {GRAPH_SIGNATURES[name][0]} "
+                            f"and reads {GRAPH_SIGNATURES[name][1]}")
+    return problems
+
+
+def checked_export(post):
+    """The post's export folder once every check passes; else PublishError naming the file and the fix."""
+    post = Path(post)
+    where, rerun = post_name(post), execute_command(post)
+    folder = post.parent / EXPORT_FOLDER
+    try:
+        printed = printed_digests(read_notebook(post))
+    except NotebookError as error:
+        raise PublishError(str(error)) from None
+    for name in EXPORTED:
+        path = folder / name
+        if not path.exists():
+            raise PublishError(f"{where}: {EXPORT_FOLDER}/{name} does not exist: the post writes it when it runs; "
+                               f"re-execute the post: {rerun}")
+        digest = file_sha256(path)
+        if digest not in printed.get(name, set()):
+            said = "prints no digest for it" if name not in printed else "prints another digest for it"
+            raise PublishError(f"{where}: {EXPORT_FOLDER}/{name} (sha256 {digest[:12]}…) is not the file the post's "
+                               f"stored run made (its outputs' `  {name}  sha256 …` line {said}); "
+                               f"re-execute the post: {rerun}")
+    try:
+        card = json.loads((folder / "card.json").read_text(encoding="utf-8"))
+    except ValueError as error:
+        raise PublishError(f"{where}: {EXPORT_FOLDER}/card.json is not JSON ({error}); fix the cell that writes "
+                           f"it, then re-execute the post: {rerun}") from None
+    problems = card_problems(card, post.parent.name) + graph_problems(folder)
+    if problems:
+        raise PublishError(f"{where}: {EXPORT_FOLDER}/ is not what the live reader loads: " + "; ".join(problems)
+                           + f". Fix the cell that exports it, then re-execute the post: {rerun}")
+    return folder
+
+
+def publish(post, model_dir=MODEL_DIR, echo=print):
+    """Copy the post's checked export into `model_dir`, each file under a temporary name first and then
+    renamed, so the page never loads half a file; other files there (the old reader.pt) are removed."""
+    folder = checked_export(post)
+    model_dir = Path(model_dir)
+    model_dir.mkdir(parents=True, exist_ok=True)
+    staged = []
+    for name in EXPORTED:
+        temporary = model_dir / f".{name}.publishing"
+        shutil.copyfile(folder / name, temporary)
+        staged.append((temporary, model_dir / name))
+    for temporary, target in staged:
+        os.replace(temporary, target)
+        echo(f"  {target.name}  sha256 {file_sha256(target)}")
+    for stale in sorted(model_dir.iterdir()):
+        if stale.is_file() and stale.name not in EXPORTED:
+            stale.unlink()
+            echo(f"  removed {stale.name}: the page loads only {', '.join(EXPORTED)}")
+    return json.loads((model_dir / "card.json").read_text(encoding="utf-8"))
+
+
+# ---- scoring -----------------------------------------------------------------------------------
+
+def score(folder=MODEL_DIR):
+    """{"mnist_exact": ..., "handwriting_exact": ...}: exact-sequence shares by length ("1", "2", "3", "all")
+    of the ONNX files in `folder`, on MNIST's held-out canvases and on the non-MNIST handwriting set."""
+    from tools import handwriting_set
+    images, tokens = canvases("test", HELD_OUT)
+    by_length = {"mnist_exact": handwriting_set.exact_by_length(read_all(onnx_reader(folder), images), tokens),
+                 "handwriting_exact": handwriting_set.score_onnx(folder)}
+    return {key: {str(length): share for length, share in shares.items()} for key, shares in by_length.items()}
+
+
+def score_lines(scores, card=None):
+    """The table --score prints: one row per set, the card's figure beside each measured one."""
+    names = {"mnist_exact": f"MNIST held-out ({HELD_OUT:,})", "handwriting_exact": "non-MNIST handwriting (3,000)"}
+    lines = ["exact-sequence accuracy through ONNX, by digits " + " | ".join(LENGTH_KEYS)
+             + ("   [card.json in brackets]" if card else "")]
+    for key, shares in scores.items():
+        carded = (card or {}).get(key) or {}
+        cells = [as_percent(shares[length]) + (f" [{as_percent(carded[length])}]" if length in carded else "")
+                 for length in LENGTH_KEYS]
+        lines.append(f"  {names[key]:<30} " + " | ".join(cells))
+    return lines
 
 
 def write_examples(test_set, folder):
@@ -265,47 +321,32 @@ def write_examples(test_set, folder):
     (folder / "examples.json").write_text(json.dumps({"rows": EXAMPLES, "height": 28, "width": 84, "labels": labels}))
 
 
-def write_card(recipe, model, accuracy, seconds, folder):
-    card = {
-        "recipe": asdict(recipe),
-        "parameters": sum(p.numel() for p in model.parameters()),
-        "held_out_exact_onnx": round(accuracy["onnx"], 4),
-        "held_out_exact_torch": round(accuracy["torch"], 4),
-        "held_out_canvases": recipe.test_size,
-        "training_seconds": round(seconds),
-        "onnx_bytes": {name: (folder / name).stat().st_size for name in ("encoder.onnx", "decoder.onnx")},
-        "trained_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "torch": torch.__version__,
-        "data": standin_data.__doc__.splitlines()[0] + " (mnist-full.npz)",
-        "tokens": {"start": START, "end": END, "pad": PAD},
-    }
-    (folder / "card.json").write_text(json.dumps(card, indent=2) + "\n")
-    return card
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--score", action="store_true", help="only score the committed ONNX files on held-out canvases")
-    parser.add_argument("--epochs", type=int, default=Recipe.epochs)
+    parser.add_argument("--score", action="store_true",
+                        help="score reader/model's ONNX files on MNIST held-out canvases and the non-MNIST set")
+    parser.add_argument("--examples", action="store_true",
+                        help="rewrite reader/examples.png and examples.json from the held-out canvases")
     args = parser.parse_args(argv)
-    recipe = Recipe(epochs=args.epochs)
-    test_set = canvases("test", recipe.test_size)
+    if args.examples:
+        write_examples(canvases("test", HELD_OUT), READER_DIR)  # the count sets the draws: keep post 2's
+        print(f"wrote {READER_DIR.name}/examples.png and examples.json ({EXAMPLES} held-out canvases)")
     if args.score:
-        accuracy = exact_share(read_all(onnx_reader(MODEL_DIR), test_set[0]), test_set[1])
-        print(f"held-out exact-sequence accuracy through ONNX: {100 * accuracy:.2f} % of {len(test_set[0]):,}")
+        card_path = MODEL_DIR / "card.json"
+        card = json.loads(card_path.read_text(encoding="utf-8")) if card_path.exists() else None
+        print("\n".join(score_lines(score(MODEL_DIR), card)))
+    if args.examples or args.score:
         return 0
-    started = time.perf_counter()
-    model = train(recipe, canvases("train", recipe.train_size), echo=lambda line: print(line, flush=True))
-    seconds = time.perf_counter() - started
-    MODEL_DIR.mkdir(parents=True, exist_ok=True)
-    torch.save(model.state_dict(), MODEL_DIR / "reader.pt")
-    export(model, MODEL_DIR)
-    accuracy = {"torch": exact_share(read_all(torch_reader(model), test_set[0]), test_set[1]),
-                "onnx": exact_share(read_all(onnx_reader(MODEL_DIR), test_set[0]), test_set[1])}
-    write_examples(test_set, READER_DIR)
-    card = write_card(recipe, model, accuracy, seconds, MODEL_DIR)
-    print(json.dumps({key: card[key] for key in ("parameters", "held_out_exact_onnx", "held_out_exact_torch",
-                                                "onnx_bytes", "training_seconds")}, indent=2))
+    try:
+        post = exporting_post(POSTS_DIR)
+        print(f"publishing {post_name(post)}/{EXPORT_FOLDER} into {os.path.relpath(MODEL_DIR, REPO_ROOT)}:")
+        card = publish(post, MODEL_DIR)
+    except PublishError as error:
+        print(error, file=sys.stderr)
+        return 1
+    shares = {key: as_percent(card[key]["all"]) for key in SHARE_KEYS}
+    print(f"the live reader now serves {card['post']['title']!r}: {card['parameters']:,} parameters; exact on "
+          f"MNIST held-out {shares['mnist_exact']}, non-MNIST {shares['handwriting_exact']}")
     return 0
 
 
