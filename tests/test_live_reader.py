@@ -345,7 +345,9 @@ READ_CANVASES = """async (canvases) => {
   return results;
 }"""
 SET_BATCH = 100
-SET_TOLERANCE = 0.01  # one point of exact-sequence accuracy: the page rasterises with Skia, the port analytically
+# One point of exact-sequence accuracy, counted in canvases (1 in 100 of each group, boundary included):
+# the page rasterises with Skia, the post's port of it analytically, so a few canvases read differently.
+SET_TOLERANCE = 0.01
 
 
 def test_page_reads_the_non_mnist_set_as_well_as_its_card_says(browser, site_url):
@@ -376,7 +378,8 @@ def test_page_reads_the_non_mnist_set_as_well_as_its_card_says(browser, site_url
     print(f"\nlive reader in Chromium, {len(items):,} non-MNIST canvases in {seconds:.0f} s, exact by length: "
           + ", ".join(f"{k} {as_percent(shares[k])} (card {as_percent(card[k])})" for k in right)
           + f"; refused {len(refused)}: {refused[:5]}")
-    off = {k: (as_percent(shares[k]), as_percent(card[k])) for k in right if abs(shares[k] - card[k]) > SET_TOLERANCE}
+    off = {k: (as_percent(shares[k]), as_percent(card[k])) for k, v in right.items()
+           if abs(sum(v) - round(card[k] * len(v))) > round(SET_TOLERANCE * len(v))}
     assert not off, f"the page reads the set unlike card.json says (page, card): {off}; refused: {refused[:10]}"
 
 
