@@ -96,7 +96,7 @@ def fixture_card(folder):
         "mnist_exact": shares, "handwriting_exact": dict(shares, all=0.9311),
         "mnist_canvases": 10000, "handwriting_canvases": 3000, "handwriting_sha256": "0" * 64,
         "tokens": {"start": 10, "end": 11, "pad": 12},
-        "data": "the offline stand-in", "torch": "2.13.0+cpu", "trained_at": "2026-07-09T00:00:00+00:00",
+        "data": "the offline stand-in", "torch": "2.13.0+cpu",
     }
 
 

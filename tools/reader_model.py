@@ -51,7 +51,7 @@ EXPORTED = ("encoder.onnx", "decoder.onnx", "card.json")
 PRINTED_DIGEST = re.compile(r"^  (\S+)  sha256 ([0-9a-f]{64})$", re.MULTILINE)
 
 CARD_KEYS = ("post", "parameters", "recipe", "unsure_below", "mnist_exact", "handwriting_exact", "mnist_canvases",
-             "handwriting_canvases", "handwriting_sha256", "tokens", "data", "torch", "trained_at")
+             "handwriting_canvases", "handwriting_sha256", "tokens", "data", "torch")
 SHARE_KEYS = ("mnist_exact", "handwriting_exact")
 LENGTH_KEYS = ("1", "2", "3", "all")
 RECIPE_KEYS = ("width", "heads", "encoder_blocks", "decoder_blocks", "label_smoothing")
