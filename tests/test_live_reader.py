@@ -18,6 +18,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from tools.notebooks import REPO_ROOT
+from tools.reader_model import as_percent  # a share as the post prints it, and as the card must show it
 
 pytestmark = pytest.mark.slow
 
@@ -86,11 +87,6 @@ def page(browser, site_url):
 
 def served_card():
     return json.loads((READER / "model" / "card.json").read_text(encoding="utf-8"))
-
-
-def as_percent(share):
-    """A share as the post prints it, and as the card must show it."""
-    return f"{100 * share:.1f} %"
 
 
 # Records how many tokens are on show after each change to the reading, to see them arrive one by one.

@@ -29,9 +29,14 @@ from tools.notebooks import (
 THUMBNAIL = "thumbnail.png"
 
 
-def repository_url(root=REPO_ROOT):
+def website_setting(name, root=REPO_ROOT):
+    """One of _quarto.yml's `website` settings, the one place the site's addresses are written."""
     config = yaml.safe_load((root / "_quarto.yml").read_text(encoding="utf-8"))
-    url = (config.get("website") or {}).get("repo-url", "")
+    return (config.get("website") or {}).get(name) or ""
+
+
+def repository_url(root=REPO_ROOT):
+    url = website_setting("repo-url", root)
     if not re.fullmatch(r"https://github\.com/[\w.-]+/[\w.-]+", url):
         raise NotebookError(f"_quarto.yml website.repo-url must be https://github.com/<owner>/<repo>, not {url!r}")
     return url

@@ -34,6 +34,7 @@ import torch
 from tools import standin_data
 from tools.notebooks import POSTS_DIR, REPO_ROOT, NotebookError, blog_metadata, code_cells, find_posts, joined, \
     post_name, read_notebook
+from tools.post_links import website_setting
 
 READER_DIR = REPO_ROOT / "reader"
 MODEL_DIR = READER_DIR / "model"
@@ -184,10 +185,8 @@ def as_percent(share):
 # ---- checks before publishing -------------------------------------------------------------------
 
 def site_url(root=REPO_ROOT):
-    """_quarto.yml's website.site-url (the one place the site's address is written), ending in /."""
-    import yaml
-    config = yaml.safe_load((root / "_quarto.yml").read_text(encoding="utf-8"))
-    return ((config.get("website") or {}).get("site-url") or "").rstrip("/") + "/"
+    """_quarto.yml's website.site-url, ending in /."""
+    return website_setting("site-url", root).rstrip("/") + "/"
 
 
 def is_share(value):
