@@ -2,8 +2,10 @@
 it reads shipped held-out examples digit by digit, reads a drawn digit, explains an empty canvas,
 answers each of tools/handwriting_set.py's hard inputs with its own message, reads the whole
 non-MNIST set as well as its card says, quotes and links the post its model comes from, leaves a
-digit's map on the canvas, fits a phone, follows the system's light or dark theme, stays within
-its download and latency budgets, and logs no console error."""
+digit's map on the canvas, stays within its download and latency budgets, and logs no console error.
+It wears the site's navbar and colours (cosmo light, darkly dark) with a dark switch that shares
+Quarto's stored choice, fits a phone, and embedded in a post (index.html?embed) it drops the navbar,
+follows the post's theme and tells the post its height, so that its iframe never clips it."""
 import base64
 import functools
 import json
@@ -57,21 +59,30 @@ def browser():
         browser.close()
 
 
-def open_reader(browser, site_url, card=None, init_script=None):
-    """A fresh page on the reader (given `card` instead of model/card.json if asked), with its console
-    errors in `page.errors` and the URLs it fetched in `page.fetched`."""
-    context = browser.new_context(viewport={"width": 900, "height": 800})
-    page = context.new_page()
-    page.errors, page.fetched = [], []
+def watch(page):
+    """Collect the page's console errors in `page.errors`, the URLs it asked for in `page.requested` and
+    those it fetched in `page.fetched`."""
+    page.errors, page.fetched, page.requested = [], [], []
     page.on("console", lambda message: page.errors.append(message.text) if message.type == "error" else None)
     page.on("pageerror", lambda error: page.errors.append(str(error)))
+    page.on("request", lambda request: page.requested.append(request.url))
     page.on("requestfinished", lambda request: page.fetched.append(request.url))
+    return page
+
+
+def open_reader(browser, site_url, card=None, init_script=None, viewport=(900, 800), color_scheme="light",
+                query=""):
+    """A fresh page on the reader (given `card` instead of model/card.json if asked), in a system theme,
+    with its console errors in `page.errors` and the URLs it fetched in `page.fetched`."""
+    width, height = viewport
+    context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=color_scheme)
+    page = watch(context.new_page())
     if card is not None:
         page.route(lambda url: url.endswith("/model/card.json"),
                    lambda route: route.fulfill(body=json.dumps(card), content_type="application/json"))
     if init_script:
         page.add_init_script(init_script)
-    page.goto(site_url)
+    page.goto(site_url + query)
     page.wait_for_function("window.liveReader !== undefined")
     return page
 
@@ -162,7 +173,7 @@ def test_controls_work_from_the_keyboard_and_on_a_phone(page):
     page.set_viewport_size({"width": 360, "height": 740})
     assert page.evaluate("document.documentElement.scrollWidth") <= 360, "no sideways scrolling on a phone"
     widths = page.evaluate("[...document.querySelectorAll('.boxes span')].map((b) => b.getBoundingClientRect().width)")
-    assert len(widths) == 3 and min(widths) >= 100, f"boxes too narrow for a finger on a phone: {widths}"
+    assert len(widths) == 3 and min(widths) >= 0.9 * 360 / 3, f"boxes too narrow for a finger on a phone: {widths}"
     how = page.locator("#how").text_content()
     assert "finger" in how and "tap" in how, how
     page.focus("#example")
@@ -435,6 +446,26 @@ def test_probabilities_are_not_capped_by_label_smoothing(page):
 
 # ---- inside the site, in either theme -----------------------------------------------------------
 
+# The site's colours as Quarto 1.7 renders them (cosmo with assets/theme-light.scss, darkly with
+# assets/theme-dark.scss); reader/reader.css copies them.
+THEMES = {
+    "light": {"background": "rgb(255, 255, 255)", "text": "rgb(52, 58, 64)", "navbar": "rgb(26, 95, 180)"},
+    "dark": {"background": "rgb(34, 34, 34)", "text": "rgb(255, 255, 255)", "navbar": "rgb(55, 90, 127)"},
+}
+# Where Quarto keeps the visitor's choice, and how: "alternate" is the dark theme, "default" the light.
+QUARTO_KEY = "quarto-color-scheme"
+SITE_LINKS = [("Posts", "../index.html"), ("Try it", "index.html"), ("About", "../about.html")]
+
+
+def storing(choice):
+    """An init script that stores `choice` under Quarto's key before the page's own scripts run."""
+    return f"localStorage.setItem('{QUARTO_KEY}', '{choice}')"
+
+
+def stored(page):
+    return page.evaluate(f"localStorage.getItem('{QUARTO_KEY}')")
+
+
 def luminance(css_colour):
     channels = [float(v) / 255 for v in re.findall(r"[\d.]+", css_colour)[:3]]
     linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
@@ -446,24 +477,312 @@ def contrast(foreground, background):
     return (lighter + 0.05) / (darker + 0.05)
 
 
+# An element's text colour and the first opaque background behind it (its own or an ancestor's).
 COLOURS = """(selector) => {
-  const style = getComputedStyle(document.querySelector(selector));
-  return [style.color, style.backgroundColor];
+  const element = document.querySelector(selector);
+  let behind = element;
+  while (behind && /, 0\\)$|transparent/.test(getComputedStyle(behind).backgroundColor)) behind = behind.parentElement;
+  return [getComputedStyle(element).color, getComputedStyle(behind ?? document.documentElement).backgroundColor];
 }"""
 
 
-@pytest.mark.parametrize("scheme", ["light", "dark"])
-def test_lives_in_the_site_in_either_theme(page, scheme):
-    page.emulate_media(color_scheme=scheme)
-    title = page.locator("header .site-title")
+def theme(page):
+    """The theme a page (or frame) shows: its <html data-theme>, which its body's colours must match."""
+    shown = page.evaluate("document.documentElement.dataset.theme")
+    assert shown in THEMES, f"no theme on <html>: {shown!r}"
+    colours = page.evaluate(COLOURS, "body")
+    assert colours == [THEMES[shown]["text"], THEMES[shown]["background"]], f"{shown} theme, yet body colours {colours}"
+    return shown
+
+
+def closed_cleanly(page):
+    page.context.close()
+    assert page.errors == [], f"console errors: {page.errors}"
+
+
+def test_the_navbar_is_the_sites(page):
+    header = page.locator("header.site-header")
+    assert header.is_visible()
+    title = header.locator(".site-title")
     assert title.text_content() == "Reading digits with transformers" and title.get_attribute("href") == "../index.html"
-    assert page.locator("header nav a", has_text="Posts").get_attribute("href") == "../index.html"
-    background = page.evaluate(COLOURS, "body")[1]
-    assert (luminance(background) < 0.05) == (scheme == "dark"), f"{scheme}: page background {background}"
+    links = header.locator("nav a")
+    assert [(link.text_content(), link.get_attribute("href")) for link in links.all()] == SITE_LINKS
+    assert header.locator("nav a[aria-current=page]").text_content() == "Try it"
+    switch = page.get_by_role("button", name="Dark mode")
+    assert switch.count() == 1 and switch.is_visible() and header.locator("#theme-switch").count() == 1
+
+
+def test_the_switch_toggles_the_theme_and_stores_it_as_quarto_does(browser, site_url):
+    page = open_reader(browser, site_url, color_scheme="light")
+    switch = page.get_by_role("button", name="Dark mode")
+    assert theme(page) == "light" and stored(page) is None and switch.get_attribute("aria-pressed") == "false"
+    switch.click()
+    assert theme(page) == "dark" and stored(page) == "alternate" and switch.get_attribute("aria-pressed") == "true"
+    page.locator("header nav a", has_text="About").focus()
+    page.keyboard.press("Tab")  # the next stop after the links
+    assert page.evaluate("document.activeElement.id") == "theme-switch"
+    page.keyboard.press("Enter")
+    assert theme(page) == "light" and stored(page) == "default" and switch.get_attribute("aria-pressed") == "false"
+    page.keyboard.press("Space")
+    assert theme(page) == "dark" and stored(page) == "alternate"
+    # The next page of the site shares the storage: the choice holds there, whatever the system says.
+    again = watch(page.context.new_page())
+    again.goto(site_url)
+    again.wait_for_function("window.liveReader !== undefined")
+    assert theme(again) == "dark"
+    assert again.errors == [], f"console errors: {again.errors}"
+    closed_cleanly(page)
+
+
+@pytest.mark.parametrize("choice, system, shown", [
+    ("alternate", "light", "dark"),  # chosen on the site (Quarto's dark theme): over the system's
+    ("default", "dark", "light"),
+    (None, "dark", "dark"),          # nothing chosen yet: the system's
+    (None, "light", "light"),
+])
+def test_the_stored_choice_opens_in_its_theme_else_the_systems(browser, site_url, choice, system, shown):
+    page = open_reader(browser, site_url, init_script=choice and storing(choice), color_scheme=system)
+    assert theme(page) == shown
+    pressed = page.get_by_role("button", name="Dark mode").get_attribute("aria-pressed")
+    assert pressed == ("true" if shown == "dark" else "false"), pressed
+    closed_cleanly(page)
+
+
+def test_the_theme_follows_the_system_and_other_tabs(browser, site_url):
+    page = open_reader(browser, site_url, color_scheme="light")
+    page.emulate_media(color_scheme="dark")  # nothing stored: the system's change counts
+    page.wait_for_function("document.documentElement.dataset.theme === 'dark'", timeout=5_000)
+    other = page.context.new_page()  # the site in another tab: its switch stores Quarto's value
+    other.goto(site_url.rsplit("/", 1)[0] + "/examples.json")
+    other.evaluate(f"localStorage.setItem('{QUARTO_KEY}', 'default')")
+    page.wait_for_function("document.documentElement.dataset.theme === 'light'", timeout=5_000)
+    assert theme(page) == "light"
+    closed_cleanly(page)
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_lives_in_the_site_in_either_theme(browser, site_url, scheme):
+    page = open_reader(browser, site_url, color_scheme=scheme)
+    colours = THEMES[scheme]
+    assert theme(page) == scheme
+    assert page.evaluate(COLOURS, "header .site-title")[1] == colours["navbar"]
+    page.evaluate("window.liveReader.loadExample(0).then(() => window.liveReader.read())")
+    page.wait_for_function("!document.getElementById('card').textContent.startsWith('Loading')")
+    texts = ["body", "h1", "#how", "#percent-note", "#card", "#card a", "#message", "#looked", "#reading .token",
+             "#reading .probability", "#clear", "#example", "header .site-title", "header nav a",
+             "header nav a[aria-current=page]", "#theme-switch"]
+    page.click("#clear")
     page.click("#read")  # an empty canvas: the problem colour shows
-    for selector in ("body", "#how", "#card", "#message", "header .site-title", "#clear"):
-        colour, own_background = page.evaluate(COLOURS, selector)
-        behind = own_background if not own_background.endswith(", 0)") else background
+    texts.append("#message.problem")
+    for selector in texts:
+        if selector.startswith("#reading") or selector == "#looked":
+            continue  # cleared with the canvas: checked below, after another read
+        colour, behind = page.evaluate(COLOURS, selector)
+        assert contrast(colour, behind) >= 4.5, f"{scheme}: {selector} {colour} on {behind}"
+    page.evaluate("window.liveReader.loadExample(1).then(() => window.liveReader.read())")
+    for selector in ("#reading .token", "#reading .probability", "#looked", "#message"):
+        colour, behind = page.evaluate(COLOURS, selector)
         assert contrast(colour, behind) >= 4.5, f"{scheme}: {selector} {colour} on {behind}"
     colour, button = page.evaluate(COLOURS, "#read")
-    assert contrast(colour, button) >= 4.5 and button == "rgb(26, 95, 180)", f"Read button {colour} on {button}"
+    assert contrast(colour, button) >= 4.5 and button == colours["navbar"], f"Read button {colour} on {button}"
+    closed_cleanly(page)
+
+
+# ---- on a phone ----------------------------------------------------------------------------------
+
+# Elements that stick out of the viewport sideways, or whose text is cut (an ellipsis, hidden overflow).
+CUT_OFF = """() => {
+  const width = document.documentElement.clientWidth;
+  const name = (e) => e.id || (typeof e.className === 'string' && e.className) || e.tagName;
+  const shown = [...document.body.querySelectorAll('*')]
+    .filter((e) => e.getClientRects().length && !e.closest('.visually-hidden'));
+  return shown.filter((e) => {
+    const box = e.getBoundingClientRect();
+    return box.left < -0.5 || box.right > width + 0.5 || e.scrollWidth > e.clientWidth + 1;
+  }).map(name);
+}"""
+# Each control's size: buttons, the navbar's links, the tokens of a reading.
+TARGETS = """() => [...document.querySelectorAll('button, header a, #reading li')]
+  .filter((e) => e.getClientRects().length)
+  .map((e) => [e.id || e.textContent.trim(), e.getBoundingClientRect().width, e.getBoundingClientRect().height])"""
+
+
+@pytest.mark.parametrize("width", [360, 390])
+def test_fits_a_phone(browser, site_url, width):
+    page = open_reader(browser, site_url, viewport=(width, 800))
+    page.evaluate("window.liveReader.loadExample(0).then(() => window.liveReader.read())")
+    page.wait_for_function("!document.getElementById('card').textContent.startsWith('Loading')")
+    sideways = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    assert sideways[0] <= sideways[1], f"sideways scrolling at {width} px: {sideways}"
+    canvas = page.locator("#ink").bounding_box()["width"]
+    assert canvas >= 0.95 * width, f"the drawing area is {canvas:.0f} px wide on a {width} px phone"
+    assert page.evaluate(CUT_OFF) == [], f"cut off at {width} px"
+    small = [(name, round(w), round(h)) for name, w, h in page.evaluate(TARGETS) if min(w, h) < 44]
+    assert small == [], f"tap targets under 44 px at {width} px: {small}"
+    closed_cleanly(page)
+
+
+# ---- inside a post: index.html?embed -------------------------------------------------------------
+
+# What a post puts after its iframe, as recommended in the README: each embedded reader's iframe
+# takes the height its reader posts (several readers on one page each get their own).
+PARENT_SNIPPET = """<script>
+  // Size each embedded live reader to its content: the reader posts its height whenever it changes.
+  addEventListener("message", (e) => {
+    if (!e.data || e.data.type !== "reader-height") return;
+    for (const iframe of document.querySelectorAll("iframe.live-reader-embed")) {
+      if (iframe.contentWindow === e.source) iframe.style.height = e.data.height + "px";
+    }
+  });
+</script>"""
+# A post as Quarto renders one, reduced to what matters here: the theme class on <body>, a text
+# column with padding, the iframe, and the snippet.
+POST_PAGE = """<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>A post</title><link rel="icon" href="data:,">
+<style>
+  body {{ margin: 0; font: 17px/1.5 system-ui, sans-serif; }}
+  body.quarto-light {{ background: #fff; color: #343a40; }}
+  body.quarto-dark {{ background: #222; color: #fff; }}
+  main {{ max-width: 800px; margin: 0 auto; padding: 1rem 25px; }}
+  iframe.live-reader-embed {{ display: block; width: 100%; border: 0; height: 600px; }}
+</style></head>
+<body class="nav-fixed quarto-light"><main>
+  <h1>A post</h1>
+  <p>Draw a number below.</p>
+  <iframe class="live-reader-embed" src="reader/index.html?embed"
+          title="Live reader: draw a number, watch it being read"></iframe>
+  <p>After the reader.</p>
+</main>
+{snippet}
+</body></html>"""
+# The heights the reader posted, in the order they came (in the post, not in the reader's own frame).
+RECORD_HEIGHTS = """if (window === window.top) {
+  window.readerHeights = [];
+  addEventListener('message', (e) => { if (e.data?.type === 'reader-height') window.readerHeights.push(e.data.height); });
+}"""
+FIT = """() => {
+  const frame = document.querySelector('iframe.live-reader-embed');
+  const inner = frame.contentDocument;
+  const bottom = (selector) => inner.querySelector(selector).getBoundingClientRect().bottom;
+  return {
+    ready: inner.readyState === 'complete' && !!inner.defaultView.liveReader
+      && !inner.getElementById('card').textContent.startsWith('Loading'),
+    frame: frame.clientHeight, scrollHeight: inner.documentElement.scrollHeight,
+    posted: window.readerHeights.at(-1) ?? null, card: bottom('#card'),
+    sideways: inner.documentElement.scrollWidth - inner.documentElement.clientWidth,
+    navbar: inner.getElementById('site-header').getClientRects().length > 0,
+    top: inner.querySelector('main').firstElementChild.getBoundingClientRect().top,
+  };
+}"""
+
+
+@pytest.fixture(scope="module")
+def post_url(site_url, tmp_path_factory):
+    """A post-like page on its own localhost port, with the reader folder beside it (the same origin)."""
+    folder = tmp_path_factory.mktemp("post")
+    (folder / "reader").symlink_to(READER, target_is_directory=True)
+    (folder / "post.html").write_text(POST_PAGE.format(snippet=PARENT_SNIPPET), encoding="utf-8")
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(folder)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/post.html"
+    server.shutdown()
+
+
+def open_post(browser, post_url, width, color_scheme="light", init_script=None):
+    context = browser.new_context(viewport={"width": width, "height": 900}, color_scheme=color_scheme)
+    page = watch(context.new_page())
+    page.add_init_script(RECORD_HEIGHTS)
+    if init_script:
+        page.add_init_script(init_script)
+    page.goto(post_url)
+    return page
+
+
+def reader_frame(page):
+    frame = page.frame_locator("iframe.live-reader-embed").locator("html")  # waits for the frame to attach
+    frame.wait_for()
+    inner = next(f for f in page.frames if "embed" in f.url)
+    inner.wait_for_function("window.liveReader !== undefined")
+    return inner
+
+
+def assert_fits(page, when):
+    """The iframe shows all of the reader, and no more: it has taken the height the reader last posted."""
+    # Right after a resize the old height still matches the old layout: wait for all of it to hold.
+    settled = ("() => { const f = (" + FIT + ")(); return f.ready && f.posted === f.frame "
+               "&& f.scrollHeight === f.frame && f.frame - f.card <= 12; }")
+    try:
+        page.wait_for_function(settled, timeout=10_000)
+    except Exception:
+        pass  # the assertions below say what is wrong
+    fit = page.evaluate(FIT)
+    assert fit["ready"], f"{when}: the reader did not load: {fit}"
+    assert fit["scrollHeight"] <= fit["frame"], f"{when}: the iframe clips the reader: {fit}"
+    assert fit["posted"] == fit["scrollHeight"], f"{when}: posted height is not the document's: {fit}"
+    assert fit["card"] <= fit["frame"], f"{when}: the model card is cut: {fit}"
+    assert fit["frame"] - fit["card"] <= 12, f"{when}: a blank band under the card (the iframe did not shrink): {fit}"
+    assert fit["sideways"] <= 0 and not fit["navbar"] and fit["top"] <= 1, f"{when}: {fit}"
+
+
+@pytest.mark.parametrize("start", [390, 1280])
+def test_the_embedded_reader_sizes_its_iframe_to_fit(browser, post_url, start):
+    page = open_post(browser, post_url, start)
+    frame = reader_frame(page)
+    assert_fits(page, f"at {start} px")
+    frame.evaluate("window.liveReader.loadExample(0).then(() => window.liveReader.read())")
+    assert_fits(page, f"at {start} px, after a read")
+    other = 1280 if start == 390 else 390
+    for width in (other, start):  # narrower makes it taller, wider shorter again: both ways
+        page.set_viewport_size({"width": width, "height": 900})
+        assert_fits(page, f"resized from {start} to {width} px")
+    closed_cleanly(page)
+
+
+def test_the_embedded_reader_follows_the_posts_theme(browser, post_url):
+    # the system and the stored choice both say dark: the post's own theme (light) wins
+    page = open_post(browser, post_url, 900, color_scheme="dark", init_script=storing("alternate"))
+    frame = reader_frame(page)
+    assert theme(frame) == "light"
+    for quarto_class, shown in (("quarto-dark", "dark"), ("quarto-light", "light")):
+        page.evaluate(f"document.body.classList.remove('quarto-dark', 'quarto-light');"
+                      f"document.body.classList.add('{quarto_class}')")
+        frame.wait_for_function(f"document.documentElement.dataset.theme === '{shown}'", timeout=5_000)
+        assert theme(frame) == shown
+    closed_cleanly(page)
+
+
+def test_embed_mode_on_its_own_drops_the_navbar_and_opens_links_in_the_post(browser, site_url):
+    page = open_reader(browser, site_url, query="?embed", init_script=storing("alternate"))
+    assert not page.locator("#site-header").is_visible()
+    top = page.evaluate("document.querySelector('main').firstElementChild.getBoundingClientRect().top")
+    assert top <= 1, f"a blank band of {top} px above the reader"
+    assert theme(page) == "dark"  # no Quarto page around it: the stored choice
+    page.wait_for_function("!document.getElementById('card').textContent.startsWith('Loading')")
+    target = page.evaluate("document.querySelector('#card a').target || document.querySelector('base')?.target")
+    assert target == "_top", "the card's link would open the post inside the iframe"
+    closed_cleanly(page)
+
+
+# ---- accessibility and requests, as the rendered-site test checks the site's pages ---------------
+
+AXE = REPO_ROOT / ".cache" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
+AXE_SERIOUS = """async () => {
+  const result = await axe.run(document, {resultTypes: ['violations']});
+  return result.violations.filter(v => ['serious', 'critical'].includes(v.impact))
+    .map(v => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map(n => n.target.join(' ')).join('; ')}`);
+}"""
+
+
+@pytest.mark.parametrize("scheme, width, query", [("light", 1280, ""), ("dark", 390, ""), ("dark", 390, "?embed")])
+def test_axe_finds_nothing_serious_and_nothing_comes_from_elsewhere(browser, site_url, scheme, width, query):
+    if not AXE.exists():
+        subprocess.run(["make", "--no-print-directory", "-s", "axe"], cwd=REPO_ROOT, check=True)
+    page = open_reader(browser, site_url, viewport=(width, 800), color_scheme=scheme, query=query)
+    page.evaluate("window.liveReader.loadExample(0).then(() => window.liveReader.read())")
+    page.add_script_tag(path=str(AXE))  # inline: not a request
+    assert page.evaluate(AXE_SERIOUS) == []
+    origin = site_url.rsplit("/", 1)[0] + "/"
+    elsewhere = [url for url in page.requested if not url.startswith((origin, "data:"))]
+    assert elsewhere == [], f"requests to another host: {elsewhere}"
+    closed_cleanly(page)
