@@ -111,3 +111,57 @@ def test_inline_writes_the_thumbnail_and_check_mode_sees_it_missing(tmp_path, mo
     assert post_links.main([]) == 0
     assert (path.parent / "thumbnail.png").read_bytes() == b"png bytes"
     assert post_links.main(["--check"]) == 0 and links_drift(read_notebook(path), path.parent, repository_url()) is None
+
+
+def png_of(width, height):
+    """A real PNG: the left half blue, the right half orange, so a crop can be told apart."""
+    import io
+    from PIL import Image
+    picture = Image.new("RGBA", (width, height), (42, 120, 214, 255))
+    picture.paste((235, 104, 52, 255), (width // 2, 0, width, height))
+    out = io.BytesIO()
+    picture.save(out, format="PNG")
+    return out.getvalue()
+
+
+def test_a_thumbnail_may_be_a_part_of_a_figure_with_its_own_alt(tmp_path):
+    import io
+    from PIL import Image
+    from tools.notebooks import blog_metadata
+    from tools.post_links import THUMBNAIL, write_thumbnail
+    nb = publishable(figure_cell("fig-grid", png_of(200, 100), "The whole grid."))
+    blog_metadata(nb)["thumbnail"] = {"figure": "fig-grid", "crop": [0.5, 0, 1, 0.5], "alt": "Its orange corner."}
+    write_links(nb, tmp_path.name, "https://github.com/owner/blog")
+    assert front_matter(nb)["image-alt"] == "Its orange corner."
+    assert write_thumbnail(nb, tmp_path) == "fig-grid"
+    written = (tmp_path / THUMBNAIL).read_bytes()
+    part = Image.open(io.BytesIO(written))
+    assert part.size == (100, 50) and part.getpixel((10, 10)) == (235, 104, 52, 255)
+    assert links_drift(nb, tmp_path, "https://github.com/owner/blog") is None
+    assert write_thumbnail(nb, tmp_path) and (tmp_path / THUMBNAIL).read_bytes() == written, "the same bytes again"
+    blog_metadata(nb)["thumbnail"]["crop"] = [0, 0, 0.5, 0.5]  # another part: the file is now out of step
+    assert "thumbnail.png (not the stored image of fig-grid)" in links_drift(nb, tmp_path, "https://github.com/owner/blog")
+
+
+@pytest.mark.parametrize("choice, message", [
+    ({"figure": "fig-grid", "crop": [0.5, 0, 0.4, 1], "alt": "x"}, "left < right"),
+    ({"figure": "fig-grid", "crop": [0, 0, 1.5, 1], "alt": "x"}, "fractions from 0 to 1"),
+    ({"figure": "fig-grid", "crop": "top half", "alt": "x"}, "crop must be"),
+    ({"figure": "fig-grid", "crop": [0, 0, 1, 0.5]}, 'needs its own "alt"'),
+    ({"figure": "fig-grid", "zoom": 2}, "must be a figure label or"),
+    (["fig-grid"], "must be a figure label or"),
+], ids=["reversed", "outside", "not-a-box", "no-alt", "unknown-key", "a-list"])
+def test_a_malformed_thumbnail_choice_is_named(choice, message):
+    from tools.notebooks import blog_metadata
+    from tools.post_links import thumbnail_figure
+    nb = publishable(figure_cell("fig-grid", png_of(20, 10), "The grid."))
+    blog_metadata(nb)["thumbnail"] = choice
+    with pytest.raises(NotebookError, match=message):
+        thumbnail_figure(nb)
+
+
+def test_an_apostrophe_in_the_cards_alt_is_typographic():
+    """Quarto's listing escapes a straight apostrophe twice ("set&#039;s" on the page)."""
+    nb = publishable(figure_cell("fig-x", b"x", "The synthetic set's digits."))
+    write_links(nb, "2026-01-01-example", "https://github.com/owner/blog")
+    assert front_matter(nb)["image-alt"] == "The synthetic set\u2019s digits."

@@ -9,13 +9,19 @@ writes the links into each post's front matter (`code-links`, `other-links`, and
 posts whose links are missing or out of date; `make check` runs it.
 
 A shared post shows a picture the post itself made: one stored figure (the label in
-the notebook metadata `blog.thumbnail`, else the first figure) is copied, byte for
-byte, to `thumbnail.png` beside the notebook, and the front matter gets `image` and
+the notebook metadata `blog.thumbnail`, else the first figure) is copied to
+`thumbnail.png` beside the notebook, and the front matter gets `image` and
 `image-alt` (the figure's fig-alt). Quarto uses them for the Open Graph and Twitter
-cards and for the listing's thumbnails.
+cards and for the listing's thumbnails. A whole figure shrunk to a listing's
+thumbnail is rarely readable, so `blog.thumbnail` may also name a part of it:
+`{"figure": "fig-misreads", "crop": [left, top, right, bottom], "alt": "…"}`, the
+box as fractions of the figure's width and height, and the alt text of that part
+(the figure's own describes all of it); the thumbnail is then that part (byte for
+byte what Pillow writes, the same on every run).
 """
 import argparse
 import base64
+import io
 import re
 import sys
 from pathlib import Path
@@ -72,17 +78,58 @@ def stored_figures(nb):
     return figures
 
 
+def thumbnail_choice(nb):
+    """(label or None, crop box or None, alt or None) from metadata blog.thumbnail: a label, or
+    {"figure", "crop", "alt"}."""
+    chosen = blog_metadata(nb).get("thumbnail")
+    if chosen is None or isinstance(chosen, str):
+        return chosen or None, None, None
+    if (not isinstance(chosen, dict) or not isinstance(chosen.get("figure"), str)
+            or set(chosen) - {"figure", "crop", "alt"} or not isinstance(chosen.get("alt", ""), str)):
+        raise NotebookError(f'metadata blog.thumbnail must be a figure label or {{"figure": label, "crop": '
+                            f'[left, top, right, bottom], "alt": text}}, not {chosen!r}')
+    crop = chosen.get("crop")
+    if crop is not None:
+        if not (isinstance(crop, list) and len(crop) == 4 and all(type(x) in (int, float) for x in crop)
+                and 0 <= crop[0] < crop[2] <= 1 and 0 <= crop[1] < crop[3] <= 1):
+            raise NotebookError(f"metadata blog.thumbnail crop must be [left, top, right, bottom], fractions "
+                                f"from 0 to 1 with left < right and top < bottom, not {crop!r}")
+    if crop is not None and not str(chosen.get("alt", "")).strip():
+        raise NotebookError('metadata blog.thumbnail crops its figure, so it needs its own "alt": the '
+                            "figure's alt text describes the whole figure, not the part shown")
+    return chosen["figure"], crop, chosen.get("alt")
+
+
+def cropped_png(png, crop):
+    """The part of a PNG inside `crop` (fractions of its size), as PNG bytes."""
+    from PIL import Image
+    picture = Image.open(io.BytesIO(png))
+    left, top, right, bottom = crop
+    box = (round(left * picture.width), round(top * picture.height),
+           round(right * picture.width), round(bottom * picture.height))
+    out = io.BytesIO()
+    picture.crop(box).save(out, format="PNG", optimize=True)
+    return out.getvalue()
+
+
 def thumbnail_figure(nb):
     """(label, png bytes, alt text) of the figure that stands for the post, or None when it has none yet."""
     figures = stored_figures(nb)
-    chosen = blog_metadata(nb).get("thumbnail")
+    chosen, crop, crop_alt = thumbnail_choice(nb)
     if chosen:
         match = [figure for figure in figures if figure[0] == chosen]
         if not match:
             raise NotebookError(f"metadata blog.thumbnail names {chosen!r}, but no figure cell with that label "
                                 f"holds a stored image (figures with images: {[f[0] for f in figures]})")
-        return match[0]
+        label, png, alt = match[0]
+        return (label, cropped_png(png, crop), crop_alt.strip()) if crop else match[0]
     return figures[0] if figures else None
+
+
+def card_alt(alt):
+    """The figure's alt text for the listing and the cards. Quarto's listing escapes an apostrophe twice
+    (it shows "set&#039;s"), so straight apostrophes become typographic ones, which it leaves alone."""
+    return alt.replace("'", "’")
 
 
 def expected_front_matter(nb, folder, repo_url):
@@ -91,7 +138,7 @@ def expected_front_matter(nb, folder, repo_url):
     figure = thumbnail_figure(nb)
     if figure:
         expected["image"] = THUMBNAIL
-        expected["image-alt"] = figure[2]
+        expected["image-alt"] = card_alt(figure[2])
     return expected
 
 
