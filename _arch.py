@@ -21,7 +21,7 @@ from visualtorch.utils.layer_utils import Input
 # post. Inputs are white: data, not computation. Layer norm takes the dark ink,
 # because a light grey vanishes on the page.
 LAYER_LOOKS = [
-    (Input, "white", "input"),
+    (Input, "white", "input"),  # white with an ink outline: shows on a light page and a dark one
     (nn.Embedding, PURPLE, "embedding"),
     (nn.Linear, BLUE, "linear"),
     ("Attention", ORANGE, "attention"),  # nn.MultiheadAttention or a post's own class
@@ -115,7 +115,7 @@ def draw_stack(forward, examples, **overrides):
             color_map={kind: {"fill": look_of(kind)[0], "outline": INK}
                        for kind in kinds},
             type_ignore=HIDDEN_LAYERS,
-            background_fill="white",
+            background_fill=(255, 255, 255, 0),  # transparent: the page shows through, light or dark
             legend=False,
             **FLOW_OPTIONS,
         )
@@ -164,7 +164,7 @@ def diagram(stacks, width=7.0, **overrides):
         wide, high = picture.width * inches_per_pixel, picture.height * inches_per_pixel
         top -= title_space + high
         ax = fig.add_axes((0, top / height, wide / width, high / height))
-        ax.imshow(np.asarray(picture.convert("RGB")), interpolation="antialiased")
+        ax.imshow(np.asarray(picture.convert("RGBA")), interpolation="antialiased")
         ax.set_title(title, loc="left", color=INK, fontsize=11)
         ax.axis("off")
     legend = {}

@@ -1,11 +1,17 @@
-"""Chart style for every post: one palette, quiet axes, one figure size rule."""
+"""Chart style for every post: one palette, quiet axes, one figure size rule.
+
+Figures are drawn on a transparent background, so the same picture reads on the
+site's light page and on its dark one: the ink is a mid grey with about 4:1
+contrast on both, and the grid a translucent grey.
+"""
 import matplotlib.pyplot as plt
 
 # Colour-blind-safe series colours, in the order a chart should use them.
 BLUE, ORANGE, AQUA, PURPLE = "#2a78d6", "#eb6834", "#1baf7a", "#8a63d2"
 PALETTE = (BLUE, ORANGE, AQUA, PURPLE)
-# Ink for what only supports the data: labels, ticks, grid, the axis line.
-INK, GRID, AXIS = "#5b6570", "#e6e6e3", "#d5d5d1"
+# Ink for what only supports the data: labels, ticks, grid, the axis line. Each has to
+# show on white and on the dark theme's #222 alike.
+INK, GRID, AXIS = "#78818a", "#8a939c40", "#9aa1a8"
 
 plt.rcParams.update({
     "axes.prop_cycle": plt.cycler(color=PALETTE),
@@ -18,6 +24,10 @@ plt.rcParams.update({
     "font.size": 10,
     "figure.dpi": 110,
     "savefig.bbox": "tight",
+    "figure.facecolor": "none",
+    "axes.facecolor": "none",
+    "savefig.transparent": True,
+    "legend.labelcolor": INK,
 })
 
 
