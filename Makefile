@@ -18,7 +18,7 @@ KERNEL_PREFIX ?= --sys-prefix
 READER_RUNTIME := reader/vendor/ort/ort.wasm.min.mjs
 ORT_DIST := reader/node_modules/onnxruntime-web/dist
 
-.PHONY: site help test test-fast execute check inline standin smoke preview new lab kernel reader reader-model gpu-bundle clean
+.PHONY: site help test test-fast execute check inline standin smoke preview new lab kernel reader reader-model gpu-bundle clean screenshots
 
 help:  ## list the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -51,11 +51,15 @@ site: quarto-present $(READY) inline reader check  ## check, then build the site
 preview: quarto-present $(READY) inline reader  ## live preview while writing
 	$(QUARTO_RUN) preview --no-execute
 
-# Quarto on the PATH, else the pinned one installed into the venv by pip's quarto-cli (an sdist whose
-# build downloads Quarto from github.com). Its bin/quarto wrapper drops Quarto's exit status, so the
-# binary it installs in site-packages is called instead.
+# Quarto on the PATH, else one assembled into .cache/quarto (CI does that with
+# ../shared/quarto/install.sh where Quarto's release cannot be downloaded), else the pinned one
+# installed into the venv by pip's quarto-cli (an sdist whose build downloads Quarto from
+# github.com). quarto-cli's bin/quarto wrapper drops Quarto's exit status, so the binary it
+# installs in site-packages is called instead.
 QUARTO_VERSION := 1.7.34
-VENV_QUARTO = $(firstword $(wildcard $(VENV)/lib/python*/site-packages/quarto_cli/bin/quarto))
+QUARTO_CACHE ?= .cache/quarto
+LOCAL_QUARTO := $(wildcard $(QUARTO_CACHE)/bin/quarto)
+VENV_QUARTO = $(or $(LOCAL_QUARTO),$(firstword $(wildcard $(VENV)/lib/python*/site-packages/quarto_cli/bin/quarto)))
 QUARTO_RUN = $(if $(shell command -v $(QUARTO) 2>/dev/null),$(QUARTO),$(VENV_QUARTO))
 
 .PHONY: quarto-present
@@ -81,8 +85,11 @@ $(AXE): tests/package.json tests/package-lock.json
 .PHONY: axe site-test
 axe: $(AXE)  ## fetch axe-core (pinned in tests/package-lock.json) for the rendered-site test
 
-site-test: $(READY) $(AXE)  ## test the rendered _site/: links, alt text, outside requests, axe-core, page weight
+site-test: $(READY) $(AXE)  ## test the rendered _site/ in Chromium, light and dark, desktop and phone
 	$(PY) -m pytest -p no:cacheprovider tests/test_rendered_site.py
+
+screenshots: $(READY)  ## photograph every rendered page (desktop, phone; light, dark) into .cache/screenshots
+	$(PY) -m tools.screenshots
 
 test: $(READY)  ## the whole test suite, smoke runs of every post included (what CI runs)
 	$(PY) -m pytest

@@ -1,5 +1,6 @@
-"""`make` renders with the Quarto on the PATH; without one it installs the pinned Quarto into the venv,
-and where that cannot work it says so once, installs nothing, and stops."""
+"""`make` renders with the Quarto on the PATH, else one assembled in .cache/quarto (as CI does); without
+either it installs the pinned Quarto into the venv, and where that cannot work it says so once, installs
+nothing, and stops."""
 import os
 import re
 import subprocess
@@ -12,7 +13,8 @@ from tools.notebooks import REPO_ROOT
 
 
 def run_make(*args, path=None, **env):
-    environment = {**os.environ, **env}
+    # No assembled Quarto unless a test gives one: CI assembles one in .cache/quarto before the tests.
+    environment = {**os.environ, "QUARTO_CACHE": "/nonexistent/quarto", **env}
     if path is not None:
         environment["PATH"] = path
     return subprocess.run(["make", "--no-print-directory", *args], cwd=REPO_ROOT, capture_output=True, text=True,
@@ -64,6 +66,13 @@ def test_a_quarto_installed_in_the_venv_is_used_when_none_is_on_the_path(tmp_pat
     (tmp_path / "venv" / ".installed-requirements.txt").touch()  # an up-to-date venv, as far as make can tell
     present = run_make("quarto-present", f"VENV={tmp_path / 'venv'}", path=path_without_quarto())
     assert present.returncode == 0 and "installing" not in present.stdout, present.stdout + present.stderr
+
+
+def test_a_quarto_assembled_in_the_cache_is_used_when_none_is_on_the_path(tmp_path):
+    """CI assembles Quarto with ../shared/quarto/install.sh into .cache/quarto; make renders with it."""
+    assembled = fake_quarto(tmp_path / "quarto" / "bin")
+    plan = run_make("-n", "site", path=path_without_quarto(), QUARTO_CACHE=str(tmp_path / "quarto")).stdout
+    assert plan.splitlines()[-1] == f"{assembled} render --no-execute"
 
 
 @pytest.mark.slow

@@ -1,40 +1,56 @@
-"""The rendered site as a reader's browser meets it: checked on `_site/` when it exists.
+"""The rendered site as a reader's browser meets it: checked on the real render in `_site/`.
 
-Quarto cannot run on the build machines, so the checks on the real render are skipped there; the
-publish workflow runs this file after `quarto render`, before deploying. Every check is first
-proven on a small fixture site written here, which must fail it when one thing is broken:
+CI renders the site first (`.ci/run`, with the Quarto that ../shared/quarto/install.sh assembles)
+and sets REQUIRE_RENDER=1, so there a missing render fails instead of skipping; elsewhere the checks
+on the real render skip when nothing was rendered. Every page is opened in Chromium in the light
+and the dark theme, on a desktop and a phone, and checked for:
 
 - every internal link and asset (href, src, fragment, social-card image) resolves;
 - every image on a post page has alt text, and each of the notebook's figures is on the page;
-- in Chromium: no console error, no request to any host but the site's own;
+- no console error, no failed request, no request to any host but the site's own;
 - axe-core (tests/package.json, pinned) finds no serious or critical violation;
-- a post page loads at most POST_PAGE_BUDGET bytes.
+- a post page downloads at most POST_PAGE_BUDGET bytes, each response counted gzip-compressed;
+- formulas typeset as MathML wherever the source writes TeX;
+- figures drawn on a transparent background (they read on the light page and the dark one);
+- at phone width: the contents and the notebook links reachable, no printed output that must
+  scroll sideways, no page wider than the screen, no figure text under 8 CSS px;
+- the embedded live reader sized to its content; thumbnails distinct and shown uncropped;
+  no one-entry "On this page"; no citation that repeats its author.
+
+The browser-side checks (links, alt text, console errors, failed and foreign requests, axe, weight)
+are first proven on a small fixture site written here, which must fail each when one thing is broken.
 """
-import functools
+import base64
+import gzip
+import hashlib
+import io
 import os
-import shutil
+import re
 import subprocess
-import threading
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
-from urllib.parse import unquote, urljoin, urlsplit
+from urllib.parse import unquote, urlsplit
 
 import pytest
 import yaml
 
+from tools.browser import CHROMIUM, CHROMIUM_FLAGS, html_pages, served
 from tools.notebooks import REPO_ROOT, cell_options, find_posts, front_matter, read_notebook
 
 SITE = REPO_ROOT / "_site"
 SITE_URL = yaml.safe_load((REPO_ROOT / "_quarto.yml").read_text())["website"]["site-url"]
 AXE = REPO_ROOT / ".cache" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
-CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-# What a post page may load in all (HTML, styles, scripts, figures, fonts): its three to five figures
-# are 15-40 kB each; Bootstrap, Quarto's scripts and the icons font are most of the rest.
-POST_PAGE_BUDGET = 2_000_000
+# What a post page may download in all (HTML, styles, scripts, figures, fonts), each response counted
+# gzip-compressed as the host serves it: figures (PNG, which gzip cannot shrink) are most of it.
+POST_PAGE_BUDGET = 1_200_000
+THEMES = ("light", "dark")
+DESKTOP, PHONE = {"width": 1280, "height": 900}, {"width": 390, "height": 844}
+# Quarto's toggle keeps the visitor's choice in localStorage: "alternate" is the dark theme.
+THEME_STORAGE = "localStorage.setItem('quarto-color-scheme', '{}');"
+# Figure text: _style.py draws at 110 dpi; no text on a page may render under 8 CSS px.
+FIGURE_DPI, SMALLEST_TEXT_PX = 110, 8
+MATPLOTLIB_SIZES = {"xx-small": 0.579, "x-small": 0.694, "small": 0.833, "medium": 1.0, "large": 1.2,
+                    "x-large": 1.44, "xx-large": 1.728}
 SERIOUS = ("serious", "critical")
 LINK_ATTRIBUTES = {("a", "href"), ("link", "href"), ("img", "src"), ("script", "src"), ("source", "src"),
                    ("iframe", "src")}
@@ -57,10 +73,6 @@ class Page(HTMLParser):
             self.links.append(("meta", attrs["content"]))
         if tag == "img":
             self.images.append((attrs.get("src", ""), attrs.get("alt")))
-
-
-def html_pages(site):
-    return sorted(path for path in site.rglob("*.html") if "site_libs" not in path.parts)
 
 
 def target_of(page, url, site, site_url):
@@ -105,20 +117,17 @@ def images_without_alt(page_path):
     return [src for src, alt in Page(page_path).images if not (alt or "").strip()]
 
 
-class QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
 @dataclass
 class Visit:
     console_errors: list = field(default_factory=list)
+    failed_requests: list = field(default_factory=list)
     foreign_requests: list = field(default_factory=list)
     loaded: set = field(default_factory=set)
     axe: list = field(default_factory=list)
 
     def weight(self):
-        return sum(path.stat().st_size for path in self.loaded if path.is_file())
+        """Bytes downloaded, each file gzip-compressed as a static host serves it."""
+        return sum(len(gzip.compress(path.read_bytes(), 6)) for path in self.loaded if path.is_file())
 
 
 @pytest.fixture(scope="module")
@@ -134,23 +143,6 @@ def browser():
         browser.close()
 
 
-class served:
-    """The folder on a localhost port, as a static host serves it."""
-
-    def __init__(self, site):
-        self.site = site
-
-    def __enter__(self):
-        handler = functools.partial(QuietHandler, directory=str(self.site))
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return f"http://127.0.0.1:{self.server.server_address[1]}/"
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
-
-
 AXE_SERIOUS = """async () => {
   const result = await axe.run(document, {resultTypes: ['violations']});
   return result.violations.filter(v => ['serious', 'critical'].includes(v.impact))
@@ -158,10 +150,12 @@ AXE_SERIOUS = """async () => {
 }"""
 
 
-def visit(browser, base, site, page_path):
-    """Open one page: its console errors, the requests it made elsewhere (blocked), the files it loaded, axe."""
+def visit(browser, base, site, page_path, theme="light", viewport=DESKTOP, inspect=None):
+    """Open one page in a theme: its console errors, failed requests, the requests it made elsewhere
+    (blocked), the files it loaded, axe's findings; `inspect(page)` runs on the open page."""
     seen = Visit()
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context = browser.new_context(viewport=viewport, color_scheme=theme)
+    context.add_init_script(THEME_STORAGE.format("alternate" if theme == "dark" else "default"))
 
     def route(request_route):
         url = request_route.request.url
@@ -176,7 +170,14 @@ def visit(browser, base, site, page_path):
     page = context.new_page()
     page.on("console", lambda message: seen.console_errors.append(message.text) if message.type == "error" else None)
     page.on("pageerror", lambda error: seen.console_errors.append(str(error)))
+    page.on("requestfailed", lambda request: seen.failed_requests.append(f"{request.url} ({request.failure})")
+            if request.url.startswith(base) else None)
+    page.on("response", lambda response: seen.failed_requests.append(f"{response.url} ({response.status})")
+            if response.status >= 400 else None)
     page.goto(base + page_path.relative_to(site).as_posix(), wait_until="networkidle")
+    page.wait_for_timeout(200)  # the include's layout fixes and the reader's height message
+    if inspect:
+        seen.inspected = inspect(page)
     page.add_script_tag(path=str(AXE))  # inline: not a request
     seen.axe = page.evaluate(AXE_SERIOUS)
     context.close()
@@ -203,7 +204,9 @@ PNG = bytes.fromhex("89504e470d0a1a0a0000000d4948445200000001000000010806000000"
 def fixture_site(root, *, head="", body="", weight=0):
     site_url = "https://example.github.io/blog/"
     (root / "posts" / "one").mkdir(parents=True)
-    (root / "style.css").write_text("body { color: #222; background: #fff; }\n" + "/*" + "x" * weight + "*/")
+    # `weight` bytes that gzip cannot shrink (random), as figures are
+    (root / "style.css").write_text("body { color: #222; background: #fff; }\n/*" +
+                                    base64.b64encode(os.urandom(weight)).decode() + "*/")
     (root / "favicon.png").write_bytes(PNG)
     (root / "posts" / "one" / "figure.png").write_bytes(PNG)
     (root / "index.html").write_text(GOOD_PAGE.format(title="Home", up="", site_url=site_url, head="", body=""))
@@ -280,18 +283,42 @@ def test_a_page_over_its_budget_is_caught(tmp_path, browser):
     assert seen.weight() > 20_000
 
 
+@pytest.mark.slow
+def test_the_weight_counts_what_gzip_sends(tmp_path, browser):
+    site, _ = fixture_site(tmp_path)
+    (site / "style.css").write_text("body { color: #222; }\n" + "/* the same comment */\n" * 5_000)
+    with served(site) as base:
+        seen = visit(browser, base, site, site / "posts" / "one" / "index.html")
+    assert 0 < seen.weight() < 10_000 < (site / "style.css").stat().st_size
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("theme", THEMES)
+def test_a_missing_file_is_a_failed_request(tmp_path, browser, theme):
+    site, _ = fixture_site(tmp_path, body='<script>fetch("listings.json")</script>')
+    with served(site) as base:
+        seen = visit(browser, base, site, site / "posts" / "one" / "index.html", theme)
+    assert any(url.endswith("/posts/one/listings.json (404)") for url in seen.failed_requests), seen.failed_requests
+
+
 # ---- the real render ----
 
 @pytest.fixture(scope="module")
 def rendered_site():
     if not (SITE / "index.html").exists():
-        pytest.skip("no rendered site in _site/: Quarto cannot run here. `make` renders it where Quarto is "
-                    "installed, and the publish workflow runs this test after `quarto render`")
+        if os.environ.get("REQUIRE_RENDER"):
+            pytest.fail("REQUIRE_RENDER is set but _site/ holds no render: run `make` (CI's .ci/run renders first)")
+        pytest.skip("no rendered site in _site/: run `make` (it renders where Quarto is installed); "
+                    "CI renders it and sets REQUIRE_RENDER=1, so there nothing skips")
     return SITE
 
 
 def published_posts():
     return [path for path in find_posts() if not front_matter(read_notebook(path)).get("draft")]
+
+
+def post_page(site, notebook):
+    return site / "posts" / notebook.parent.name / "index.html"
 
 
 def test_every_internal_link_and_asset_resolves(rendered_site):
@@ -300,7 +327,7 @@ def test_every_internal_link_and_asset_resolves(rendered_site):
 
 def test_every_post_page_shows_its_figures_with_alt_text(rendered_site):
     for notebook in published_posts():
-        page = rendered_site / "posts" / notebook.parent.name / "index.html"
+        page = post_page(rendered_site, notebook)
         assert page.exists(), f"{notebook.parent.name} was not rendered"
         parsed = Page(page)
         labels = [str(cell_options(cell).get("label")) for cell in read_notebook(notebook).cells
@@ -312,7 +339,7 @@ def test_every_post_page_shows_its_figures_with_alt_text(rendered_site):
 
 def test_every_post_has_a_social_card_and_the_site_a_favicon(rendered_site):
     for notebook in published_posts():
-        page = Page(rendered_site / "posts" / notebook.parent.name / "index.html")
+        page = Page(post_page(rendered_site, notebook))
         cards = [url for tag, url in page.links if tag == "meta"]
         assert any(url.endswith("thumbnail.png") for url in cards), f"{notebook.parent.name}: no og/twitter image"
     home = Page(rendered_site / "index.html")
@@ -321,20 +348,213 @@ def test_every_post_has_a_social_card_and_the_site_a_favicon(rendered_site):
 
 @pytest.mark.slow
 def test_pages_in_chromium(rendered_site, browser):
-    """Every page: no console error, nothing fetched from another host, no serious axe finding; posts in budget."""
+    """Every page, light and dark: no console error or failed request, nothing fetched from another host,
+    no serious axe finding; posts within their budget."""
     problems = []
     with served(rendered_site) as base:
         for page in html_pages(rendered_site):
-            seen = visit(browser, base, rendered_site, page)
-            name = page.relative_to(rendered_site).as_posix()
-            problems += [f"{name}: console error: {error}" for error in seen.console_errors]
-            problems += [f"{name}: request to another host: {url}" for url in seen.foreign_requests]
-            problems += [f"{name}: axe: {violation}" for violation in seen.axe]
-            if name.startswith("posts/"):
-                print(f"\n{name}: {seen.weight() / 1e3:.0f} kB loaded")
-                if seen.weight() > POST_PAGE_BUDGET:
-                    problems.append(f"{name}: loads {seen.weight()} bytes, over {POST_PAGE_BUDGET}")
+            for theme in THEMES:
+                seen = visit(browser, base, rendered_site, page, theme)
+                name = f"{page.relative_to(rendered_site).as_posix()} ({theme})"
+                problems += [f"{name}: console error: {error}" for error in seen.console_errors]
+                problems += [f"{name}: failed request: {url}" for url in seen.failed_requests]
+                problems += [f"{name}: request to another host: {url}" for url in seen.foreign_requests]
+                problems += [f"{name}: axe: {violation}" for violation in seen.axe]
+                if name.startswith("posts/") and theme == "light":
+                    print(f"\n{name}: {seen.weight() / 1e3:.0f} kB downloaded (gzip)")
+                    if seen.weight() > POST_PAGE_BUDGET:
+                        problems.append(f"{name}: downloads {seen.weight()} bytes gzip-compressed, "
+                                        f"over {POST_PAGE_BUDGET}")
     assert problems == [], "\n".join(problems)
+
+
+# TeX in markdown: $$display$$ or $inline$ (a `$` that opens is followed by a non-space, one that
+# closes follows one), outside code spans and fenced blocks.
+CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)
+TEX = re.compile(r"\$\$.+?\$\$|(?<![\\$])\$(?=\S)[^$\n]+?(?<=\S)\$(?!\d)", re.S)
+
+
+def tex_spans(markdown):
+    return TEX.findall(CODE.sub("", markdown))
+
+
+def test_tex_spans_are_found_where_a_reader_sees_math():
+    assert tex_spans(r"the score $q \cdot k$ and $$\frac{a}{b}$$") == [r"$q \cdot k$", r"$$\frac{a}{b}$$"]
+    assert tex_spans("costs $5 and $10 each; `x = $y$` in code") == []
+
+
+def test_math_is_typeset_as_mathml(rendered_site):
+    """A page whose source writes TeX shows MathML for each formula, and no formula is left as TeX."""
+    carrying = []
+    for notebook in published_posts():
+        markdown = "\n".join(cell.source for cell in read_notebook(notebook).cells if cell.cell_type == "markdown")
+        html = post_page(rendered_site, notebook).read_text(encoding="utf-8")
+        spans = tex_spans(markdown)
+        typeset = html.count("<math")
+        assert typeset >= len(spans), f"{notebook.parent.name}: {len(spans)} formulas in the source, {typeset} typeset"
+        if spans:
+            carrying.append(notebook.parent.name)
+        text = re.sub(r"<math.*?</math>|<pre.*?</pre>|<code.*?</code>|<script.*?</script>", "", html, flags=re.S)
+        assert not re.search(r"\\(frac|sqrt|varepsilon|operatorname)\b", text), f"{notebook.parent.name}: raw TeX"
+    assert carrying, "no post writes a formula as TeX"
+    pages = [post_page(rendered_site, notebook).read_text(encoding="utf-8") for notebook in published_posts()]
+    assert any("softmax" in math for page in pages for math in re.findall(r"<math.*?</math>", page, re.S)), \
+        "the attention formula is typeset nowhere"
+
+
+def stored_figures_of(notebook):
+    """[(label, png bytes, smallest font in pt)] of a post's figures, the font read from the cell's code."""
+    figures = []
+    default = float(re.search(r'"font.size":\s*([\d.]+)', (REPO_ROOT / "_style.py").read_text()).group(1))
+    for cell in read_notebook(notebook).cells:
+        label = str(cell_options(cell).get("label", "")) if cell.cell_type == "code" else ""
+        pngs = [output["data"]["image/png"] for output in cell.get("outputs", []) if "image/png" in output.get("data", {})]
+        if not (label.startswith("fig-") and pngs):
+            continue
+        sizes = [default]
+        for value in re.findall(r"(?:fontsize|labelsize|size)\s*=\s*(\"[a-z-]+\"|'[a-z-]+'|[\d.]+)", cell.source):
+            value = value.strip("\"'")
+            sizes.append(default * MATPLOTLIB_SIZES[value] if value in MATPLOTLIB_SIZES else float(value))
+        png = pngs[0] if isinstance(pngs[0], str) else "".join(pngs[0])
+        figures.append((label, base64.b64decode(png), min(sizes)))
+    return figures
+
+
+def test_figures_have_transparent_backgrounds_so_they_read_in_both_themes(rendered_site):
+    """A figure drawn on white is a white slab on the dark page: each must let the page show through."""
+    from PIL import Image
+    for notebook in published_posts():
+        for label, png, _ in stored_figures_of(notebook):
+            picture = Image.open(io.BytesIO(png))
+            assert picture.mode in ("RGBA", "LA", "P"), f"{notebook.parent.name} {label}: no alpha channel"
+            alpha = picture.convert("RGBA").getchannel("A")
+            clear = sum(alpha.histogram()[:8]) / (picture.width * picture.height)
+            assert clear > 0.1, f"{notebook.parent.name} {label}: only {clear:.0%} of it is transparent"
+
+
+PHONE_LAYOUT = """(labels) => {
+  const wide = (element) => element.scrollWidth > element.clientWidth + 1;
+  const visible = (element) => !!element && element.getClientRects().length > 0 &&
+                               getComputedStyle(element).visibility !== "hidden";
+  const narrow = document.querySelector(".toc-narrow");
+  const links = narrow ? [...narrow.querySelectorAll("a")].map((a) => a.href) : [];
+  return {
+    pageScrolls: wide(document.documentElement),
+    contents: visible(narrow) ? links : null,
+    tocEntries: [...document.querySelectorAll("#TOC > ul a")].map((a) => a.href),
+    scrollingOutputs: [...document.querySelectorAll(".cell-output pre")].filter(wide)
+                        .map((pre) => pre.textContent.slice(0, 60)),
+    figures: Object.fromEntries(labels.map((label) => {
+      const image = document.querySelector(`#${label} img`);
+      return [label, image ? [image.getBoundingClientRect().width, image.naturalWidth] : null];
+    })),
+  };
+}"""
+
+
+@pytest.mark.slow
+def test_a_phone_reader_reaches_everything_and_reads_every_figure(rendered_site, browser):
+    """At 390 px: the contents and the notebook links are on the page, no printed output or the page
+    scrolls sideways, and no figure's smallest text renders under 8 CSS px."""
+    problems = []
+    with served(rendered_site) as base:
+        for notebook in published_posts():
+            figures = stored_figures_of(notebook)
+            labels = [label for label, _, _ in figures]
+            seen = visit(browser, base, rendered_site, post_page(rendered_site, notebook), "light", PHONE,
+                         inspect=lambda page: page.evaluate(PHONE_LAYOUT, labels))
+            found, name = seen.inspected, notebook.parent.name
+            if found["pageScrolls"]:
+                problems.append(f"{name}: the page is wider than the phone")
+            if found["contents"] is None:
+                problems.append(f"{name}: no table of contents at phone width")
+            else:
+                missing = [href for href in found["tocEntries"] if href not in found["contents"]]
+                notebook_links = [href for href in found["contents"] if "colab.research.google.com" in href
+                                  or (href.startswith(base) and href.endswith("/index.ipynb"))
+                                  or "github.com" in href]
+                if missing or len(notebook_links) < 3:
+                    problems.append(f"{name}: phone contents lack {missing} or the notebook links ({notebook_links})")
+            problems += [f"{name}: printed output scrolls sideways: {text!r}" for text in found["scrollingOutputs"]]
+            for label, _, smallest_pt in figures:
+                shown, natural = found["figures"][label] or (0, 0)
+                text_px = smallest_pt * FIGURE_DPI / 72 * (shown / natural if natural else 0)
+                if text_px < SMALLEST_TEXT_PX:
+                    problems.append(f"{name} {label}: its {smallest_pt:g} pt text renders at {text_px:.1f} px")
+    assert problems == [], "\n".join(problems)
+
+
+READER_FRAMES = """() => [...document.querySelectorAll("iframe")].map((frame) => {
+  const inner = frame.contentDocument && frame.contentDocument.documentElement;
+  return {src: frame.getAttribute("src"), height: frame.getBoundingClientRect().height,
+          content: inner ? inner.scrollHeight : null, header: frame.contentDocument ?
+            !!frame.contentDocument.querySelector("header, nav.navbar") &&
+            frame.contentDocument.querySelector("header, nav.navbar").getClientRects().length > 0 : null};
+})"""
+
+
+@pytest.mark.slow
+def test_the_embedded_reader_is_sized_to_its_content(rendered_site, browser):
+    """Each post that embeds the live reader shows all of it, without its own site header, at any width."""
+    problems, embeds = [], 0
+    with served(rendered_site) as base:
+        for notebook in published_posts():
+            page = post_page(rendered_site, notebook)
+            if "<iframe" not in page.read_text(encoding="utf-8"):
+                continue
+            for viewport in (PHONE, DESKTOP):
+                def frames(tab):
+                    tab.locator("iframe").first.scroll_into_view_if_needed()
+                    tab.wait_for_timeout(1500)  # lazy loading, then the reader's height message
+                    return tab.evaluate(READER_FRAMES)
+                seen = visit(browser, base, rendered_site, page, "light", viewport, inspect=frames)
+                for frame in seen.inspected:
+                    embeds += 1
+                    where = f"{notebook.parent.name} at {viewport['width']} px: {frame['src']}"
+                    if frame["content"] is None or frame["height"] + 1 < frame["content"]:
+                        problems.append(f"{where}: {frame['height']:.0f} px tall, its content {frame['content']}")
+                    if frame["header"]:
+                        problems.append(f"{where}: shows its own site header inside the post")
+    assert embeds, "no post embeds the live reader"
+    assert problems == [], "\n".join(problems)
+
+
+LISTING = """() => [...document.querySelectorAll("img.thumbnail-image")].map((image) => {
+  const box = image.getBoundingClientRect();
+  return {src: image.getAttribute("src"), box: [box.width, box.height],
+          natural: [image.naturalWidth, image.naturalHeight], fit: getComputedStyle(image).objectFit};
+})"""
+
+
+@pytest.mark.slow
+def test_thumbnails_are_distinct_legible_and_shown_whole(rendered_site, browser):
+    """The listing's cards: no two posts show the same picture, none is cut by the box, and its text
+    is drawn at least as large as figure text must be (8 pt at 110 dpi shown at 8 px or more)."""
+    with served(rendered_site) as base:
+        seen = visit(browser, base, rendered_site, rendered_site / "index.html", "light", DESKTOP,
+                     inspect=lambda page: page.evaluate(LISTING))
+    thumbnails = seen.inspected
+    assert len(thumbnails) == len(published_posts())
+    digests = [hashlib.sha256((rendered_site / unquote(t["src"]).lstrip("./")).read_bytes()).hexdigest()
+               for t in thumbnails]
+    assert len(set(digests)) == len(digests), "two posts show the same thumbnail"
+    for thumbnail in thumbnails:
+        (width, height), (natural_width, natural_height) = thumbnail["box"], thumbnail["natural"]
+        scale = min(width / natural_width, height / natural_height)
+        if thumbnail["fit"] in ("cover", "fill"):
+            assert abs(width / height - natural_width / natural_height) < 0.05 * width / height, thumbnail
+        assert scale * 8 * FIGURE_DPI / 72 >= SMALLEST_TEXT_PX, f"{thumbnail['src']}: shown at {scale:.2f} of its size"
+
+
+def test_no_one_entry_contents_and_no_citation_that_repeats_its_author(rendered_site):
+    for page in html_pages(rendered_site):
+        html = page.read_text(encoding="utf-8")
+        for toc in re.findall(r'<nav id="TOC".*?</nav>', html, re.S):
+            entries = re.findall(r'<li><a href="#', toc)
+            assert len(entries) != 1, f"{page.relative_to(rendered_site)}: an 'On this page' box with one entry"
+        text = re.sub(r"<[^>]+>", "", html)
+        repeated = re.search(r"\b(\w+) et al\.\s*\(\1 et al\.", text)
+        assert not repeated, f"{page.relative_to(rendered_site)}: a citation repeats its author: {repeated.group(0)!r}"
 
 
 # Markup as Quarto 1.7 writes it for a folding callout and a long printed line.
