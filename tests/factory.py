@@ -7,7 +7,7 @@ a finished notebook, or followed by `reseal(nb)` to play a run that made it so.
 """
 import nbformat
 
-from tools.execute_posts import STAND_IN_DATA
+from tools.data_sources import STAND_IN_DATA
 from tools.inline_helpers import inline
 from tools.notebooks import NO_DOWNLOAD, blog_metadata, download_calls, front_matter, record_seal, write_notebook_atomically
 from tools.post_links import repository_url, write_links, write_thumbnail

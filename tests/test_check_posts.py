@@ -309,3 +309,72 @@ def test_thumbnail_that_is_not_the_posts_figure_is_refused(tmp_path):
     (path.parent / "thumbnail.png").write_bytes(b"another picture")
     problems = [str(problem) for problem in check_notebook(path)]
     assert len(problems) == 1 and "thumbnail.png (not the stored image of fig-loss)" in problems[0], problems
+
+
+# ---- the outputs against the provenance, and the live reader's published files ----
+
+PINNED_DOWNLOAD = 'path = hf_hub_download("org/data", "a.npz", repo_type="dataset", revision="' + "a" * 40 + '")'
+
+
+def data_post(printed_digest, data, device="cpu"):
+    from tools.data_sources import HUB_DATA, STAND_IN_DATA
+    provenance = dict(blog_metadata(publishable())["provenance"], device=device,
+                      data={"stand-in": STAND_IN_DATA, "hub": HUB_DATA}[data])
+    return publishable(ran(PINNED_DOWNLOAD, stream(f"file  a.npz\nsha256    {printed_digest}\n")),
+                       ran("print(f'device: {device}')", stream("device: cpu\n")), provenance=provenance)
+
+
+def test_outputs_that_agree_with_the_provenance_pass(tmp_path):
+    from tools.data_sources import STAND_IN_SHA256
+    assert problems_of(data_post(STAND_IN_SHA256["mnist/mnist-small.npz"], "stand-in"), tmp_path) == []
+    assert problems_of(data_post("b" * 64, "hub"), tmp_path / "hub") == []
+
+
+@pytest.mark.parametrize("digest, data, device, said", [
+    ("stand-in", "hub", "cpu", "provenance says the run read the Hugging Face Hub, but its data cell prints the "
+                               "offline stand-in's sha256"),
+    ("b" * 64, "stand-in", "cpu", "provenance says the run read the offline stand-in, but its data cell prints "
+                                  "sha256 bbbbbbbbbbbb…, which is not the stand-in's"),
+    ("stand-in", "stand-in", "cuda", "provenance says the run computed on cuda, but its outputs print device cpu"),
+], ids=["hub-but-stand-in-digest", "stand-in-but-other-digest", "cuda-but-printed-cpu"])
+def test_provenance_that_the_outputs_contradict_is_refused(tmp_path, digest, data, device, said):
+    from tools.data_sources import STAND_IN_SHA256
+    digest = STAND_IN_SHA256["mnist/mnist-small.npz"] if digest == "stand-in" else digest
+    assert_refused(data_post(digest, data, device), tmp_path, "notebook", said, "run `make execute`")
+
+
+def site_root(tmp_path):
+    """A repository root holding the site's settings, for checks that read files beside the posts."""
+    import shutil
+    from tools.notebooks import REPO_ROOT
+    shutil.copyfile(REPO_ROOT / "_quarto.yml", tmp_path / "_quarto.yml")
+    return tmp_path
+
+
+def exporting_post(tmp_path, files):
+    """A post flagged as the live reader's source that printed the digests of `files` ({name: bytes})."""
+    import hashlib
+    lines = "".join(f"  {name}  sha256 {hashlib.sha256(data).hexdigest()}\n" for name, data in files.items())
+    nb = publishable(ran("export_for_the_live_reader()", stream(lines)))
+    blog_metadata(nb)["exports_reader"] = True
+    return save_post(nb, tmp_path / "posts")
+
+
+@pytest.mark.parametrize("served, said", [
+    ({"encoder.onnx": b"enc", "decoder.onnx": b"dec", "card.json": b'{"post": 1}'}, None),
+    ({"encoder.onnx": b"enc", "decoder.onnx": b"dec", "card.json": b'{"post": 2}'},
+     "reader/model/card.json (sha256 "),
+    ({"encoder.onnx": b"enc", "decoder.onnx": b"dec"}, "reader/model/card.json is missing"),
+], ids=["as-printed", "card-edited", "card-missing"])
+def test_the_served_reader_model_must_be_what_its_post_printed(tmp_path, served, said):
+    from tools.check_posts import check_notebook
+    root = site_root(tmp_path)
+    path = exporting_post(root, {"encoder.onnx": b"enc", "decoder.onnx": b"dec", "card.json": b'{"post": 1}'})
+    (root / "reader" / "model").mkdir(parents=True)
+    for name, data in served.items():
+        (root / "reader" / "model" / name).write_bytes(data)
+    problems = [str(problem) for problem in check_notebook(path, root)]
+    if said is None:
+        assert problems == []
+    else:
+        assert len(problems) == 1 and said in problems[0] and "make reader-model" in problems[0], problems

@@ -1,9 +1,11 @@
 """Executing a post in place: outputs and provenance saved, the author's edits kept, failures safe."""
+import errno
 import json
 import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -208,3 +210,83 @@ def test_real_ctrl_c_leaves_the_notebook_and_says_so(tmp_path):
     assert "interrupted: the notebook on disk is as it was" in err and "Traceback" not in out + err, err
     assert path.read_bytes() == before
     assert [p.name for p in path.parent.iterdir()] == ["index.ipynb"], "no temporary file left behind"
+
+
+# ---- a cell that takes the notebook's output away; a folder that cannot be written -----------------------
+
+def test_a_cell_that_replaces_stdout_keeps_the_run_and_is_named(tmp_path):
+    """sys.stdout = open(os.devnull, "w") once threw the whole run away at the end (a JSONDecodeError)."""
+    path = post_with(tmp_path, "print('before')", "import os, sys as s\ns.stdout = open(os.devnull, 'w')",
+                     "print('after')")
+    lines = []
+    execute_in_place(path, echo=lines.append)
+    nb = read_notebook(path)
+    assert nb.cells[1].outputs[0].text == "before\n" and nb.cells[3].outputs == []
+    assert blog_metadata(nb)["provenance"]["python"] and check_notebook(path) == []
+    warned = [line for line in lines if "warning" in line]
+    assert len(warned) == 1 and "cell 3 (code) replaced sys.stdout (now <_io.TextIOWrapper name='/dev/null'" in \
+        warned[0] and "contextlib.redirect_stdout" in warned[0], lines
+
+
+def test_streams_assigned_under_any_name_are_found():
+    from tools.execute_posts import stream_assigning_cells
+    nb = publishable(never_ran("import sys\nsys.stderr = None"), never_ran("from sys import stdout"),
+                     never_ran("import sys as system\nsetattr(system, 'stdout', None)"), never_ran("x = 1"),
+                     provenance=None)
+    assert stream_assigning_cells(nb) == ["cell 2 (code)", "cell 4 (code)"]
+
+
+def test_a_cell_that_silences_display_is_reported_and_nothing_written(tmp_path):
+    path = post_with(tmp_path, "import IPython.display\nIPython.display.display = lambda *args, **kwargs: None")
+    before = path.read_bytes()
+    with pytest.raises(ExecutionFailed, match=r"2026-01-01-example: every cell ran, but the kernel's report .* did "
+                                              r"not arrive.*\(nothing was written\)"):
+        execute_in_place(path, echo=quietly)
+    assert path.read_bytes() == before
+
+
+def unwritable(monkeypatch, folder, error):
+    """Temporary files in `folder` cannot be made (a read-only folder: chmod does not stop root, this does)."""
+    import tempfile
+    real = tempfile.mkstemp
+
+    def mkstemp(*args, **kwargs):
+        if Path(kwargs.get("dir") or "") == folder:
+            raise error
+        return real(*args, **kwargs)
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+
+
+@pytest.mark.parametrize("error, said", [
+    (PermissionError(errno.EACCES, "Permission denied"), "is not writable: make it writable (`chmod u+w"),
+    (OSError(errno.EROFS, "Read-only file system"), "is on a read-only file system"),
+    (OSError(errno.ENOSPC, "No space left on device"), "the disk is full: free some space"),
+])
+def test_an_unwritable_post_folder_is_found_before_the_run(tmp_path, monkeypatch, capsys, error, said):
+    ran = tmp_path / "ran"
+    path = post_with(tmp_path, f"open({str(ran)!r}, 'w').write('x')")
+    before = path.read_bytes()
+    unwritable(monkeypatch, path.parent, error)
+    assert execute_posts.main([str(path)]) == 1
+    message = capsys.readouterr().err
+    assert said in message and "index.ipynb" in message and message.rstrip().endswith("nothing was run"), message
+    assert "Traceback" not in message and message.count("\n") == 1
+    assert not ran.exists(), "the post must not run when its outputs could not be saved"
+    assert path.read_bytes() == before and [p.name for p in path.parent.iterdir()] == ["index.ipynb"]
+
+
+@pytest.mark.parametrize("error, said", [
+    (OSError(errno.ENOSPC, "No space left on device"), "the disk is full: free some space and run it again"),
+    (OSError(errno.EIO, "Input/output error"), "Input/output error"),
+])
+def test_a_disk_that_fills_up_during_the_run_leaves_the_notebook_as_it_was(tmp_path, monkeypatch, capsys,
+                                                                          error, said):
+    path = post_with(tmp_path, "print('ran')")
+    before = path.read_bytes()
+    monkeypatch.setattr(os, "fsync", lambda fd: (_ for _ in ()).throw(error))  # the notebook's write, at the end
+    assert execute_posts.main([str(path)]) == 1
+    message = capsys.readouterr().err
+    assert "2026-01-01-example: the run finished, but its outputs could not be saved: cannot write " in message
+    assert said in message and "the notebook on disk is as it was before this run" in message, message
+    assert "Traceback" not in message and message.count("\n") == 1
+    assert path.read_bytes() == before and [p.name for p in path.parent.iterdir()] == ["index.ipynb"]

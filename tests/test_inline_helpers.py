@@ -226,3 +226,46 @@ def test_check_mode_reports_and_writes_nothing(tmp_path, monkeypatch, capsys):
     assert inline_helpers.main([]) == 0
     assert setup_drift(read_notebook(path)) is None
     assert inline_helpers.main(["--check"]) == 0
+
+
+# ---- a helper that is not Python is refused, naming it and its line; nothing is written -------------------
+
+@pytest.fixture
+def helpers_copy(tmp_path):
+    root = tmp_path / "repo"
+    root.mkdir()
+    for name in [*HELPERS, "_quarto.yml", "requirements.txt"]:
+        (root / name).write_bytes((REPO_ROOT / name).read_bytes())
+    return root
+
+
+BROKEN_HELPERS = [
+    (b"def palette(:\n    pass\n", "helper _style.py does not parse as Python (line 1, column 13: invalid syntax)"),
+    (b"INK = '#777'\nif True:\nprint(INK)\n", "helper _style.py does not parse as Python (line 3"),
+    (b"INK = 1\x00\n", "helper _style.py is not Python text"),
+    (b"# caf\xe9\n", "helper _style.py is not UTF-8 text (byte 5"),
+]
+
+
+@pytest.mark.parametrize("broken, said", BROKEN_HELPERS)
+@pytest.mark.parametrize("mode", [[], ["--check"]])
+def test_make_inline_refuses_a_broken_helper_and_writes_nothing(tmp_path, helpers_copy, monkeypatch, capsys,
+                                                               broken, said, mode):
+    paths = [save_post(publishable(helpers=helpers), tmp_path / "posts", folder)
+             for folder, helpers in (("2026-01-01-styled", ["_style.py"]), ("2026-01-02-written", ["_handwriting.py"]))]
+    before = {path: path.read_bytes() for path in paths}
+    (helpers_copy / "_style.py").write_bytes(broken)
+    monkeypatch.setattr(inline_helpers, "REPO_ROOT", helpers_copy)
+    monkeypatch.setattr("tools.notebooks.find_posts", lambda substring=None: paths)
+    assert inline_helpers.main(mode) == 2
+    out = capsys.readouterr()
+    assert said in out.err and "_style.py" in out.err and "Traceback" not in out.err + out.out, out
+    assert out.err.count("\n") == 1 and out.out == ""
+    assert {path: path.read_bytes() for path in paths} == before, "a broken helper must stop every post's inlining"
+
+
+def test_check_blames_the_broken_helper_not_a_cell_line(tmp_path, helpers_copy):
+    path = save_post(publishable(helpers=["_style.py"]), tmp_path / "posts")
+    (helpers_copy / "_style.py").write_text("def palette(:\n")
+    problems = [str(problem) for problem in check_notebook(path, helpers_copy)]
+    assert any("helper _style.py does not parse as Python (line 1" in problem for problem in problems), problems

@@ -11,7 +11,9 @@ from tests.factory import FRONT_MATTER, image, publishable, ran, save_post, stre
 from tools import check_posts, standin_data
 from tools.check_posts import check_notebook
 from tools.inline_helpers import setup_drift
-from tools.notebooks import REPO_ROOT, NotebookError, find_posts, folders_without_notebook, sync_posts
+from tools.notebooks import (
+    REPO_ROOT, NotebookError, find_posts, folders_without_notebook, read_notebook, sync_posts, write_notebook_atomically,
+)
 
 
 def problems_of(path, root=REPO_ROOT):
@@ -167,3 +169,214 @@ def test_broken_venv_is_detected_and_repaired(tmp_path):
     assert result.returncode == 0, result.stderr
     assert f"{venv} is broken" in result.stdout and "torch" in result.stdout
     assert "--force-reinstall" in result.stdout and "rm -rf" in result.stdout
+
+
+# ---- every command: one line naming the problem and the fix, and nothing half-done ------------------------
+#
+# The commands run in a sandbox: a copy of tools/, the site config, the helpers and the pins, with one post.
+# Their REPO_ROOT is the copy, so a broken file there touches nothing real, and `tree` compares every file and
+# folder before and after: "no trace" means no difference at all.
+
+def tree(root):
+    """Every folder and file under `root` with its bytes (bytecode caches aside)."""
+    return {str(path.relative_to(root)): path.read_bytes() if path.is_file() else None
+            for path in sorted(root.rglob("*")) if "__pycache__" not in path.parts}
+
+
+@pytest.fixture
+def sandbox(tmp_path):
+    root = tmp_path / "repo"
+    shutil.copytree(REPO_ROOT / "tools", root / "tools", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("_quarto.yml", "_style.py", "_arch.py", "_handwriting.py", "requirements.txt"):
+        shutil.copy(REPO_ROOT / name, root / name)
+    save_post(publishable(ran("print(1)", stream("1\n")), helpers=["_style.py"]), root / "posts")
+    return root
+
+
+def run_tool(root, module, *args, **env):
+    """`python -m module args` in the sandbox: (exit status, stdout and stderr together)."""
+    result = subprocess.run([sys.executable, "-m", module, *args], cwd=root, capture_output=True, text=True,
+                            timeout=180, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", **env})
+    return result.returncode, result.stdout + result.stderr
+
+
+BROKEN_SITE_CONFIGS = {
+    "not YAML": ("project:\n  type: website\nwebsite:\n  title: [unclosed\n  repo-url: x\n",
+                 "_quarto.yml is not valid YAML (line 5"),
+    "a tab": ("website:\n\trepo-url: https://github.com/a/b\n", "_quarto.yml is not valid YAML (line 2"),
+    "a list": ("- website\n- project\n", "_quarto.yml holds list, not the site's settings"),
+    "empty": ("", "_quarto.yml holds nothing, not the site's settings"),
+    "website not a mapping": ("website: https://github.com/a/b\n", "_quarto.yml: website is"),
+    "not UTF-8": (b"website:\n  title: caf\xe9\n", "_quarto.yml is not UTF-8 text"),
+    "missing": (None, "_quarto.yml is missing"),
+}
+
+
+def break_site_config(root, content):
+    config = root / "_quarto.yml"
+    if content is None:
+        config.unlink()
+    elif isinstance(content, bytes):
+        config.write_bytes(content)
+    else:
+        config.write_text(content)
+
+
+@pytest.mark.parametrize("case", BROKEN_SITE_CONFIGS)
+def test_site_config_problems_are_one_line_naming_the_file(sandbox, case):
+    from tools.notebooks import site_config
+    content, said = BROKEN_SITE_CONFIGS[case]
+    break_site_config(sandbox, content)
+    with pytest.raises(NotebookError) as raised:
+        site_config(sandbox)
+    assert said in str(raised.value) and "\n" not in str(raised.value), str(raised.value)
+
+
+def links_read_the_site_config_through_notebooks():
+    """Whether tools/post_links.py's website_setting reads _quarto.yml through notebooks.site_config."""
+    import inspect
+    from tools import post_links
+    return "site_config" in inspect.getsource(post_links.website_setting)
+
+
+# make new, and the first half of make inline, read the config through notebooks.site_config themselves.
+OWN_READERS = {"make new": ("tools.new_post", "A new post"), "make inline": ("tools.inline_helpers",)}
+# make check and make inline's links step read it through tools/post_links.py's website_setting.
+LINK_READERS = {"make check": ("tools.check_posts",), "make inline (links)": ("tools.post_links",)}
+
+
+@pytest.mark.parametrize("case", ["not YAML", "missing", "website not a mapping"])
+@pytest.mark.parametrize("command", OWN_READERS)
+def test_commands_name_a_broken_site_config_and_write_nothing(sandbox, command, case):
+    content, said = BROKEN_SITE_CONFIGS[case]
+    break_site_config(sandbox, content)
+    before = tree(sandbox)
+    status, output = run_tool(sandbox, *OWN_READERS[command])
+    assert status != 0 and said in output and "Traceback" not in output, output
+    assert tree(sandbox) == before, f"{command} wrote something"
+
+
+@pytest.mark.xfail(not links_read_the_site_config_through_notebooks(), strict=True,
+                   reason="tools/post_links.py's website_setting must read _quarto.yml with notebooks.site_config")
+@pytest.mark.parametrize("case", ["not YAML", "missing"])
+@pytest.mark.parametrize("command", LINK_READERS)
+def test_check_and_links_name_a_broken_site_config(sandbox, command, case):
+    content, said = BROKEN_SITE_CONFIGS[case]
+    break_site_config(sandbox, content)
+    before = tree(sandbox)
+    status, output = run_tool(sandbox, *LINK_READERS[command])
+    assert status != 0 and said in output and "Traceback" not in output, output
+    assert tree(sandbox) == before, f"{command} wrote something"
+
+
+def test_make_inline_writes_all_posts_or_none(sandbox, monkeypatch, capsys):
+    """Two posts to mend, and the disk fills up on the second: neither is changed, and no temporary is left."""
+    import errno
+
+    from tools import inline_helpers, notebooks
+    first = save_post(publishable(helpers=["_style.py"]), sandbox / "posts", "2026-01-02-second")
+    for path in (first, sandbox / "posts" / "2026-01-01-example" / "index.ipynb"):
+        nb = read_notebook(path)
+        nb.cells[1].source += "\n# a hand edit"
+        write_notebook_atomically(nb, path)
+    before = tree(sandbox)
+    staged = []
+    real_stage = notebooks.stage_file
+
+    def disk_fills_up(path, content):
+        staged.append(path)
+        if len(staged) == 2:
+            raise OSError(errno.ENOSPC, "No space left on device", str(path) + ".tmp")
+        return real_stage(path, content)
+
+    monkeypatch.setattr(notebooks, "stage_file", disk_fills_up)
+    monkeypatch.setattr(inline_helpers, "REPO_ROOT", sandbox)
+    monkeypatch.setattr(notebooks, "find_posts", lambda substring=None: sorted((sandbox / "posts").glob("*/index.ipynb")))
+    assert inline_helpers.main([]) == 1
+    said = capsys.readouterr()
+    assert "No space left on device" in said.err and "free some space" in said.err, said
+    assert "no notebook was changed" in said.err and "Traceback" not in said.err + said.out
+    assert len(staged) == 2 and tree(sandbox) == before
+
+
+# ---- make's quoting: POST and TITLE reach the tools exactly as typed -----------------------------------------
+
+@pytest.fixture
+def stub_venv(tmp_path):
+    """A folder where `make -f <the Makefile>` finds a set-up venv whose python reports what it was given."""
+    work = tmp_path / "work"
+    (work / ".venv" / "bin").mkdir(parents=True)
+    (work / "requirements.txt").write_text("")
+    stub = work / ".venv" / "bin" / "python"
+    stub.write_text("#!/bin/sh\n"
+                    'case "$1" in -c) exit 0;; esac\n'  # the Makefile's probe of the venv: nothing missing
+                    f"exec {sys.executable} -c 'import json, os, sys; print(json.dumps("
+                    '{"argv": sys.argv[1:], "title": os.environ.get("NEW_POST_TITLE")}))\' "$@"\n')
+    stub.chmod(0o755)
+    (work / ".venv" / ".installed-requirements.txt").write_text("")
+    os.utime(work / "requirements.txt", (0, 0))
+    return work
+
+
+def run_make_target(work, *args):
+    result = subprocess.run(["make", "--no-print-directory", "-s", "-f", str(REPO_ROOT / "Makefile"), *args],
+                            cwd=work, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("title", ["Saving $HOME digits", "it's a \"quote\" \\ and `ls` $(id) #1", ""])
+def test_make_new_passes_the_title_as_typed(stub_venv, title):
+    said = run_make_target(stub_venv, "new", f"TITLE={title}")
+    assert said == {"argv": ["-m", "tools.new_post"], "title": title}
+
+
+@pytest.mark.parametrize("target", ["execute", "check", "smoke"])
+@pytest.mark.parametrize("post", ["numbers aloud", "it's", "$HOME", "-x"])
+def test_make_passes_post_as_one_argument(stub_venv, target, post):
+    said = run_make_target(stub_venv, target, f"POST={post}")
+    assert f"--post={post}" in said["argv"], said
+
+
+@pytest.mark.parametrize("post, hint", [
+    ("numbers aloud", "POST=numbers-aloud matches 2026-01-02-reading-numbers-aloud"),
+    ("it's", "POST= is a post's folder name or a part of one; the posts: 2026-01-01-example, "
+             "2026-01-02-reading-numbers-aloud"),
+])
+def test_post_matching_nothing_says_what_would(tmp_path, post, hint):
+    save_post(publishable(), tmp_path)
+    save_post(publishable(), tmp_path, "2026-01-02-reading-numbers-aloud")
+    with pytest.raises(NotebookError) as raised:
+        find_posts(post, tmp_path)
+    assert f"matches {post!r}; " in str(raised.value) and hint in str(raised.value), str(raised.value)
+
+
+@pytest.mark.parametrize("module", ["tools.execute_posts", "tools.check_posts"])
+def test_commands_with_a_post_matching_nothing_say_so_in_one_line(module):
+    result = subprocess.run([sys.executable, "-m", module, "--post=it's"], cwd=REPO_ROOT, capture_output=True,
+                            text=True, timeout=60)
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    assert result.stderr.startswith("no post folder under posts matches \"it's\"; POST= is") and \
+        result.stderr.count("\n") == 1, result.stderr
+
+
+@pytest.mark.parametrize("disk_full", [True, False])
+def test_a_tools_own_files_are_written_with_the_notebooks_or_not_at_all(tmp_path, monkeypatch, capsys, disk_full):
+    import errno
+
+    from tools import notebooks
+    path = save_post(publishable(), tmp_path / "posts")
+    thumbnail = path.parent / "thumbnail.png"
+    before = tree(tmp_path)
+    if disk_full:  # the disk fills up on the notebook, the second file staged
+        real, calls = os.fsync, []
+        monkeypatch.setattr(notebooks.os, "fsync", lambda fd: calls.append(fd) or (
+            (_ for _ in ()).throw(OSError(errno.ENOSPC, "No space left on device")) if len(calls) == 2 else real(fd)))
+    monkeypatch.setattr(notebooks, "find_posts", lambda substring=None: [path])
+    status = sync_posts(lambda nb, path: "out of date", lambda nb, path: ("mended", [(thumbnail, b"\x89PNG")]),
+                        check=False)
+    said = capsys.readouterr()
+    if disk_full:
+        assert status == 1 and "the disk is full" in said.err and tree(tmp_path) == before, said
+    else:
+        assert status == 0 and thumbnail.read_bytes() == b"\x89PNG" and "mended" in said.out

@@ -165,3 +165,9 @@ def test_an_apostrophe_in_the_cards_alt_is_typographic():
     nb = publishable(figure_cell("fig-x", b"x", "The synthetic set's digits."))
     write_links(nb, "2026-01-01-example", "https://github.com/owner/blog")
     assert front_matter(nb)["image-alt"] == "The synthetic set\u2019s digits."
+
+
+def test_markup_characters_in_the_cards_alt_are_not_escaped_twice():
+    nb = publishable(figure_cell("fig-x", b"x", "Tokens 7, 8, <end> & <pad>; 2 < 3."))
+    write_links(nb, "2026-01-01-example", "https://github.com/owner/blog")
+    assert front_matter(nb)["image-alt"] == "Tokens 7, 8, end and pad; 2 less than 3."

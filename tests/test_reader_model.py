@@ -4,19 +4,24 @@ reader/model/ holds the post's encoder.onnx, decoder.onnx and card.json, each wi
 the post printed; every share on the card is a percentage the post printed; `make reader-model`
 (tools/reader_model.py) refuses an export the post's stored outputs do not vouch for.
 """
+import errno
 import json
+import os
+import re
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from tests.factory import publishable, ran, save_post, stream
-from tools import reader_model
+from tools import notebooks, reader_model
 from tools.notebooks import blog_metadata, read_notebook, write_notebook_atomically
 from tools.reader_model import (
     EXPORTED, EXPORTING_SLUG, LENGTH_KEYS, MODEL_DIR, SHARE_KEYS, PublishError, as_percent, card_problems,
-    exporting_post, file_sha256, graph_problems, onnx_sessions, printed_digests, printed_text, publish, site_url,
+    exporting_post, file_sha256, graph_problems, onnx_sessions, publish, site_url,
 )
+from tools.printed import printed_digests, printed_text
 
 
 def the_post():
@@ -185,3 +190,203 @@ def test_make_reader_model_says_what_to_run_in_one_line(tmp_path, monkeypatch, c
     assert reader_model.main([]) == 1
     said = capsys.readouterr().err
     assert said.count("\n") == 1 and "decoder.onnx" in said and "make execute POST=reading-handwriting" in said, said
+
+
+# ---- all or nothing: every check first, then one swap; any failure leaves reader/model as it was ---------
+
+def served_state(served):
+    """The served folder's files and bytes, and everything beside it: what "as it was" is compared with."""
+    return ({path.name: path.read_bytes() for path in served.iterdir()}, sorted(p.name for p in served.parent.iterdir()))
+
+
+def test_publish_refuses_a_graph_that_is_not_onnx_even_when_its_digest_is_printed(tmp_path, served):
+    posts = tmp_path / "posts"
+    post = exporting_fixture(posts)
+    (post.parent / "model" / "encoder.onnx").write_bytes(b"PK\x03\x04 a zip, not a graph")
+    lines = "".join(f"  {name}  sha256 {file_sha256(post.parent / 'model' / name)}\n" for name in EXPORTED)
+    save_post(publishable(ran("export_for_the_live_reader()", stream(lines))), posts, EXPORTING_SLUG, links=False)
+    before = served_state(served)
+    with pytest.raises(PublishError) as refused:
+        publish(post, served)
+    message = str(refused.value)
+    assert "encoder.onnx is not an ONNX graph onnxruntime can load (InvalidProtobuf" in message and "\n" not in message
+    assert served_state(served) == before
+
+
+WRONG_TYPES = {
+    "parameters as text": (lambda card: card.update(parameters="534541"), '"parameters" is "534541", not a whole'),
+    "a fractional width": (lambda card: card["recipe"].update(width=9.5), '"recipe" needs whole numbers above 0 for width'),
+    "smoothing as text": (lambda card: card["recipe"].update(label_smoothing="0.1"), '"label_smoothing" must be a number'),
+    "a numeric title": (lambda card: card["post"].update(title=5), '"post" needs a "title" (text)'),
+    "post as text": (lambda card: card.update(post="a post"), '"post" needs a "title"'),
+    "shares as a list": (lambda card: card.update(mnist_exact=[0.9, 0.9, 0.9, 0.9]), '"mnist_exact" needs shares'),
+    "a share as text": (lambda card: card["handwriting_exact"].update(all="95 %"), '"handwriting_exact" needs shares'),
+    "a share as true": (lambda card: card["handwriting_exact"].update(all=True), '"handwriting_exact" needs shares'),
+    "canvases negative": (lambda card: card.update(mnist_canvases=-1), '"mnist_canvases" is -1, not a whole number'),
+    "no data": (lambda card: card.update(data=None), '"data" is null, not text'),
+    "a short digest": (lambda card: card.update(handwriting_sha256="abc"), '"handwriting_sha256" must be 64'),
+    "unsure as true": (lambda card: card.update(unsure_below=True), '"unsure_below" must be a probability'),
+    "tokens as a list": (lambda card: card.update(tokens=[10, 11, 12]), '"tokens" is [10, 11, 12]'),
+}
+
+
+@pytest.mark.parametrize("case", WRONG_TYPES)
+def test_make_reader_model_refuses_a_card_with_wrong_types_and_changes_nothing(tmp_path, monkeypatch, capsys,
+                                                                               served, case):
+    change, said = WRONG_TYPES[case]
+    card = fixture_card(EXPORTING_SLUG)
+    change(card)
+    exporting_fixture(tmp_path / "posts", card=card)
+    before = served_state(served)
+    monkeypatch.setattr(reader_model, "POSTS_DIR", tmp_path / "posts")
+    monkeypatch.setattr(reader_model, "MODEL_DIR", served)
+    assert reader_model.main([]) == 1
+    err = capsys.readouterr().err
+    assert said in err and err.count("\n") == 1 and "Traceback" not in err, err
+    assert served_state(served) == before
+
+
+@pytest.mark.parametrize("text, said", [
+    ("[1, 2]", "card.json holds list, not a JSON object"),
+    ('{"parameters": NaN}', "NaN is not JSON"),
+    ('{"post": ', "model/card.json is not JSON"),
+    (b"\xff\xfe{}", "model/card.json is not JSON"),
+])
+def test_publish_refuses_a_card_that_is_not_a_json_object(tmp_path, served, text, said):
+    post = exporting_fixture(tmp_path / "posts", printed=("encoder.onnx", "decoder.onnx"))
+    card = post.parent / "model" / "card.json"
+    card.write_bytes(text if isinstance(text, bytes) else text.encode())
+    lines = "".join(f"  {name}  sha256 {file_sha256(post.parent / 'model' / name)}\n" for name in EXPORTED)
+    save_post(publishable(ran("export_for_the_live_reader()", stream(lines))), tmp_path / "posts", EXPORTING_SLUG,
+              links=False)
+    before = served_state(served)
+    with pytest.raises(PublishError, match=re.escape(said)):
+        publish(post, served)
+    assert served_state(served) == before
+
+
+def fails(error):
+    return lambda *args, **kwargs: (_ for _ in ()).throw(error)
+
+
+FULL = OSError(errno.ENOSPC, "No space left on device")
+READ_ONLY = PermissionError(errno.EACCES, "Permission denied")
+
+
+@pytest.mark.parametrize("where, patch, said", [
+    ("the new folder", lambda m: m.setattr(reader_model.tempfile, "mkdtemp", fails(READ_ONLY)), "is not writable"),
+    ("a file's temporary", lambda m: m.setattr(notebooks.tempfile, "mkstemp", fails(READ_ONLY)), "is not writable"),
+    ("writing a file", lambda m: m.setattr(notebooks.os, "fsync", fails(FULL)), "the disk is full: free some space"),
+    ("the third file", None, "the disk is full"),
+    ("renaming a file", lambda m: m.setattr(notebooks.os, "replace", fails(FULL)), "the disk is full"),
+    ("the swap", lambda m: m.setattr(reader_model, "exchange_paths", fails(OSError(errno.EIO, "I/O error"))),
+     "I/O error"),
+])
+def test_a_failed_publish_leaves_the_served_model_and_nothing_else(tmp_path, monkeypatch, capsys, served, where,
+                                                                  patch, said):
+    exporting_fixture(tmp_path / "posts")
+    (served / ".encoder.onnx.publishing").write_bytes(b"left by the old publish step")
+    before = served_state(served)
+    if patch is None:  # the disk fills up on the last of the three files
+        real, calls = os.fsync, []
+        monkeypatch.setattr(notebooks.os, "fsync", lambda fd: calls.append(fd) or (
+            (_ for _ in ()).throw(FULL) if len(calls) == 3 else real(fd)))
+    else:
+        patch(monkeypatch)
+    monkeypatch.setattr(reader_model, "POSTS_DIR", tmp_path / "posts")
+    monkeypatch.setattr(reader_model, "MODEL_DIR", served)
+    assert reader_model.main([]) == 1
+    err = capsys.readouterr().err
+    assert said in err and "is as it was, and nothing was left behind" in err, err
+    assert err.count("\n") == 1 and "Traceback" not in err and ".publishing-" not in err, err
+    assert served_state(served) == before
+
+
+def test_without_an_atomic_exchange_the_swap_still_puts_the_old_folder_back_on_failure(tmp_path, monkeypatch, served):
+    post = exporting_fixture(tmp_path / "posts")
+    before = served_state(served)
+    monkeypatch.setattr(reader_model, "exchange_paths", lambda first, second: False)
+    real_rename = os.rename
+
+    def rename(source, target):
+        if Path(target) == served and ".publishing-" in Path(source).name and Path(source).suffix != ".old":
+            raise OSError(errno.EIO, "Input/output error", str(target))
+        return real_rename(source, target)
+    with monkeypatch.context() as patched:
+        patched.setattr(reader_model.os, "rename", rename)
+        with pytest.raises(PublishError, match="Input/output error"):
+            publish(post, served)
+    assert served_state(served) == before
+    publish(post, served)  # and without the failure, the two-rename swap publishes
+    assert sorted(path.name for path in served.iterdir()) == sorted(EXPORTED)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["posts", "served"]
+
+
+def test_publish_clears_what_a_killed_publish_left(tmp_path, served):
+    post = exporting_fixture(tmp_path / "posts")
+    (served / ".decoder.onnx.publishing").write_bytes(b"half")
+    (tmp_path / ".served.publishing-abc123").mkdir()
+    served.chmod(0o751)
+    publish(post, served)
+    assert sorted(path.name for path in served.iterdir()) == sorted(EXPORTED)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["posts", "served"]
+    assert served.stat().st_mode & 0o777 == 0o751, "the served folder keeps its mode (mkdtemp's is 0700)"
+
+
+def test_folders_are_exchanged_in_one_step_where_the_system_can(tmp_path):
+    first, second = tmp_path / "first", tmp_path / "second"
+    for folder in (first, second):
+        folder.mkdir()
+        (folder / "name").write_text(folder.name)
+    if not reader_model.exchange_paths(first, second):
+        pytest.skip("this system has no atomic exchange (renameat2); the two-rename swap is tested above")
+    assert (first / "name").read_text() == "second" and (second / "name").read_text() == "first"
+
+
+@pytest.mark.parametrize("present, said", [
+    ((), "encoder.onnx does not exist; decoder.onnx does not exist"),
+    (("encoder.onnx",), "decoder.onnx does not exist"),
+    (("encoder.onnx", "not-onnx:decoder.onnx"), "decoder.onnx is not an ONNX graph onnxruntime can load"),
+])
+def test_score_says_what_is_missing_in_one_line(tmp_path, monkeypatch, capsys, present, said):
+    folder = tmp_path / "model"
+    folder.mkdir()
+    for name in present:
+        if name.startswith("not-onnx:"):
+            (folder / name.split(":")[1]).write_text("not a graph")
+        else:
+            shutil.copyfile(MODEL_DIR / name, folder / name)
+    monkeypatch.setattr(reader_model, "MODEL_DIR", folder)
+    assert reader_model.main(["--score"]) == 1
+    err = capsys.readouterr().err
+    assert said in err and "make reader-model" in err and err.count("\n") == 1 and "Traceback" not in err, err
+
+
+def test_make_reader_model_names_a_broken_site_config(tmp_path, monkeypatch, capsys, served):
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "_quarto.yml").write_text("website:\n  site-url: [\n")
+    exporting_fixture(tmp_path / "posts")
+    before = served_state(served)
+    monkeypatch.setattr(reader_model, "REPO_ROOT", root)
+    monkeypatch.setattr(reader_model, "POSTS_DIR", tmp_path / "posts")
+    monkeypatch.setattr(reader_model, "MODEL_DIR", served)
+    assert reader_model.main([]) == 1
+    err = capsys.readouterr().err
+    assert "_quarto.yml is not valid YAML (line" in err and "Traceback" not in err and err.count("\n") == 1, err
+    assert served_state(served) == before
+
+
+def test_publish_trusts_no_digest_from_outputs_edited_after_the_run(tmp_path, served):
+    """A printed digest proves the file only while the outputs are sealed: one typed in by hand does not."""
+    from tools.notebooks import read_notebook, write_notebook_atomically
+    post = exporting_fixture(tmp_path / "posts")
+    card = post.parent / "model" / "card.json"
+    card.write_text(card.read_text().replace("A fixture post", "A post edited by hand"))
+    nb = read_notebook(post)
+    output = nb.cells[-1].outputs[0]
+    output.text = re.sub(r"(card\.json  sha256 )[0-9a-f]{64}", lambda m: m.group(1) + file_sha256(card), output.text)
+    write_notebook_atomically(nb, post)  # the digest now matches, but the seal no longer does
+    with pytest.raises(PublishError, match=r"not the ones its run made and sealed.*make execute POST=reading-handw"):
+        publish(post, served)
+    assert (served / "card.json").read_bytes() == b"old card.json", "a refused export changed the served folder"

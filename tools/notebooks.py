@@ -13,7 +13,9 @@ records in the notebook's metadata under the key `blog`:
   hand edits (anyone can recompute a digest), not a cryptographic signature.
 """
 import ast
+import errno
 import hashlib
+import io
 import json
 import os
 import re
@@ -42,6 +44,149 @@ class CellOptionsError(NotebookError):
     """A code cell's `#|` options are not YAML; every check that reads options stops on it."""
 
 
+SITE_CONFIG = "_quarto.yml"
+
+
+def shown(path):
+    """How a message names a file: relative to the repository when it lives there, else as given."""
+    path = Path(path)
+    try:
+        return str(path.resolve().relative_to(REPO_ROOT))
+    except (ValueError, OSError):
+        return str(path)
+
+
+def yaml_problem(error):
+    """'line 3, column 7: expected <block end>, but found ...': where and what, from a PyYAML error."""
+    mark = getattr(error, "problem_mark", None)
+    at = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+    return at + " ".join(str(getattr(error, "problem", None) or error).split())
+
+
+def site_config(root=REPO_ROOT):
+    """_quarto.yml as a mapping whose `website` (if any) is a mapping too.
+
+    Every tool that needs a site setting reads it here, so a missing, unreadable or
+    malformed file is one NotebookError naming the file, the line and the fix, never a
+    traceback from the YAML parser.
+    """
+    path = Path(root) / SITE_CONFIG
+    restore = f"restore it (`git checkout -- {SITE_CONFIG}`)"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise NotebookError(f"{shown(path)} is missing: the site's settings (website.repo-url, website.site-url) "
+                            f"live there; {restore}") from None
+    except UnicodeDecodeError as error:
+        raise NotebookError(f"{shown(path)} is not UTF-8 text (byte {error.start}: {error.reason}); "
+                            "save it as UTF-8") from None
+    except OSError as error:
+        raise NotebookError(f"cannot read {shown(path)} ({error.strerror or error}); {restore}") from None
+    try:
+        config = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        raise NotebookError(f"{shown(path)} is not valid YAML ({yaml_problem(error)}); fix that line "
+                            f"(`git diff {SITE_CONFIG}` shows what changed)") from None
+    except ValueError as error:  # PyYAML builds dates and numbers itself, and some fail there
+        raise NotebookError(f"{shown(path)} holds a value YAML cannot build ({error}); fix it") from None
+    if not isinstance(config, dict):
+        raise NotebookError(f"{shown(path)} holds {type(config).__name__ if config is not None else 'nothing'}, "
+                            f"not the site's settings (a mapping with project:, website: …); {restore}")
+    if not isinstance(config.get("website", {}), (dict, type(None))):
+        raise NotebookError(f"{shown(path)}: website is {json.dumps(config['website'], default=str)[:40]}, "
+                            "not a mapping of settings (repo-url: …, site-url: …); fix it")
+    return config
+
+
+# ---- writing files: all or nothing --------------------------------------------------------------
+
+def cannot_write(error, path):
+    """'cannot write posts/x/index.ipynb (No space left on device): free some space …': one line that names
+    the file, what the system said and what to do, for any OSError met while writing it."""
+    path = Path(getattr(error, "filename", None) or path)
+    folder = shown(path.parent)
+    code = getattr(error, "errno", None)
+    if code in (errno.ENOSPC, errno.EDQUOT):
+        fix = "the disk is full: free some space and run it again"
+    elif code in (errno.EACCES, errno.EPERM):
+        fix = f"{folder} is not writable: make it writable (`chmod u+w {folder}`) and run it again"
+    elif code == errno.EROFS:
+        fix = f"{folder} is on a read-only file system: run it where the checkout can be written"
+    elif code == errno.ENAMETOOLONG:
+        fix = "the name is longer than the file system allows: shorten it"
+    elif code == errno.ENOENT:
+        fix = f"{folder} does not exist (was it moved or deleted while this ran?)"
+    else:
+        fix = "fix that and run it again"
+    return f"cannot write {shown(path)} ({getattr(error, 'strerror', None) or error}): {fix}"
+
+
+def notebook_text(nb):
+    """The notebook's file text, exactly as nbformat.write writes it."""
+    out = io.StringIO()
+    nbformat.write(nb, out)
+    return out.getvalue()
+
+
+def new_file_mode():
+    """The mode a new file gets from the process's umask (mkstemp's own is 0600)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def new_folder_mode():
+    """The mode a new folder gets from the process's umask (mkdtemp's own is 0700)."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o777 & ~mask
+
+
+def stage_file(path, content):
+    """Write `content` (text or bytes) to a new temporary file beside `path` and return its name.
+
+    The temporary file has `path`'s mode, or the umask's for a new file; on any failure
+    (a full disk, a folder that is not writable) it is removed and the error raised.
+    """
+    path = Path(path)
+    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(content.encode("utf-8") if isinstance(content, str) else content)
+            out.flush()
+            os.fsync(out.fileno())
+        os.chmod(temporary, path.stat().st_mode & 0o777 if path.exists() else new_file_mode())
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+    return temporary
+
+
+def write_files_atomically(files):
+    """Write every (path, text or bytes) of `files`, or none of them.
+
+    Each is first written in full to a temporary file beside its target: that is where
+    a full disk or a read-only folder stops a write, and then every temporary file is
+    removed and the targets are as they were. Only when all are written are they renamed
+    over their targets, which needs no space.
+    """
+    staged = []
+    try:
+        for path, content in files:
+            try:
+                staged.append((stage_file(path, content), Path(path)))
+            except OSError as error:  # it names the temporary file, if anything: name the file meant
+                if error.errno is None:
+                    raise
+                raise OSError(error.errno, error.strerror, str(path)) from error
+        for temporary, path in staged:
+            os.replace(temporary, path)
+    except BaseException:
+        for temporary, _ in staged:
+            Path(temporary).unlink(missing_ok=True)
+        raise
+
+
 def find_posts(substring=None, posts_dir=POSTS_DIR, every_match=False):
     """The post notebooks, oldest first, optionally only those whose folder name contains `substring`.
 
@@ -49,22 +194,36 @@ def find_posts(substring=None, posts_dir=POSTS_DIR, every_match=False):
     stops with their list unless `every_match` says the author meant all of them:
     running several hour-long posts by accident is worse than asking again.
     """
-    posts = sorted(posts_dir.glob(f"*/{NOTEBOOK_NAME}"))
+    # Folders starting with "." or "_" are not posts (Quarto skips them too): a half-made `make new`, say.
+    posts = sorted(path for path in Path(posts_dir).glob(f"*/{NOTEBOOK_NAME}")
+                   if not path.parent.name.startswith((".", "_")))
     if not substring:
         return posts
     exact = [path for path in posts if path.parent.name == substring]
     if exact:
         return exact
+    every_post = posts
     posts = [path for path in posts if substring in path.parent.name]
     if not posts:
         skipped = [f"{folder.name}: {why}" for folder, why in folders_without_notebook(posts_dir) if substring in folder.name]
-        raise NotebookError(f"no post folder under {posts_dir} matches {substring!r}" +
-                            "".join(f"\n  {line}" for line in skipped))
+        raise NotebookError(f"no post folder under {shown(posts_dir)} matches {substring!r}" +
+                            "".join(f"\n  {line}" for line in skipped) + no_match_hint(substring, every_post))
     if len(posts) > 1 and not every_match:
         names = "\n".join(f"  {path.parent.name}" for path in posts)
         raise NotebookError(f"POST={substring} matches {len(posts)} posts:\n{names}\n"
                             f"name one (its folder name, or a part only it has), or add ALL=1 to take them all")
     return posts
+
+
+def no_match_hint(substring, posts):
+    """What to write instead of a POST= that matches no folder: its hyphenated form when that matches, else the list."""
+    hyphenated = re.sub(r"[^a-z0-9]+", "-", substring.lower()).strip("-")
+    near = [path.parent.name for path in posts if hyphenated and hyphenated in path.parent.name]
+    if hyphenated != substring and near:
+        return (f"; folder names are lower case with hyphens for spaces: POST={hyphenated} matches "
+                f"{', '.join(near)}")
+    names = ", ".join(path.parent.name for path in posts) or "none yet (make new TITLE=\"…\" starts one)"
+    return f"; POST= is a post's folder name or a part of one; the posts: {names}"
 
 
 def folders_without_notebook(posts_dir=POSTS_DIR):
@@ -147,19 +306,7 @@ def write_notebook_atomically(nb, path):
     A crash or Ctrl-C at any moment leaves either the old file or the new one,
     never a truncated notebook.
     """
-    path = Path(path)
-    handle, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            nbformat.write(nb, out)
-            out.flush()
-            os.fsync(out.fileno())
-        if path.exists():
-            os.chmod(temporary, path.stat().st_mode & 0o777)
-        os.replace(temporary, path)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    write_files_atomically([(path, notebook_text(nb))])
 
 
 def blog_metadata(node):
@@ -419,9 +566,13 @@ def sync_posts(drift_of, bring_in_line, *, check, substring=None):
     """Report (`check`) or mend each post's generated parts; returns the exit status.
 
     `drift_of(nb, path)` says what is out of date, or None; `bring_in_line(nb, path)`
-    mends it in memory and says what it did; the notebook is then written atomically.
+    mends it in memory and says what it did, or returns (what it did, [(path, bytes or
+    text), ...]) for files of its own to write with the notebook (a thumbnail). The
+    mended notebooks and those files are written together at the end, all or none
+    (`write_files_atomically`): a full disk or a read-only post folder leaves every one
+    as it was, and says so.
     """
-    problems = 0
+    problems, mended = 0, []
     try:
         for path in find_posts(substring):
             nb = read_notebook(path)
@@ -431,9 +582,14 @@ def sync_posts(drift_of, bring_in_line, *, check, substring=None):
                     problems += 1
                     print(f"{post_name(path)}: {drift}; run `make inline`")
                 elif drift:
-                    done = bring_in_line(nb, path)
-                    write_notebook_atomically(nb, path)
-                    print(f"{post_name(path)}: {done}")
+                    try:
+                        done = bring_in_line(nb, path)
+                    except OSError as error:  # it may write a file of its own (a thumbnail)
+                        problems += 1
+                        print(f"{post_name(path)}: {cannot_write(error, path)}")
+                        continue
+                    done, files = done if isinstance(done, tuple) else (done, [])
+                    mended.append((path, notebook_text(nb), done, list(files)))
             except NotebookError as error:
                 problems += 1
                 print(f"{post_name(path)}: {error}")
@@ -443,6 +599,14 @@ def sync_posts(drift_of, bring_in_line, *, check, substring=None):
     except NotebookError as error:
         print(error, file=sys.stderr)
         return 2
+    if mended:
+        try:
+            write_files_atomically([item for path, text, _, files in mended for item in [*files, (path, text)]])
+        except OSError as error:
+            print(f"{cannot_write(error, mended[0][0])}; no notebook was changed", file=sys.stderr)
+            return 1
+        for path, _, done, _ in mended:
+            print(f"{post_name(path)}: {done}")
     return 1 if problems else 0
 
 

