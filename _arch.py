@@ -18,10 +18,10 @@ from visualtorch.backend import extract_architecture
 from visualtorch.utils.layer_utils import Input
 
 # One colour and one name per kind of layer, so the same part looks the same in every
-# post. Inputs are white: data, not computation. Layer norm takes the dark ink,
-# because a light grey vanishes on the page.
+# post. Inputs are white with an ink outline (data, not computation), which shows on
+# a light page and a dark one. Layer norm takes the ink, as a light grey would vanish.
 LAYER_LOOKS = [
-    (Input, "white", "input"),  # white with an ink outline: shows on a light page and a dark one
+    (Input, "white", "input"),
     (nn.Embedding, PURPLE, "embedding"),
     (nn.Linear, BLUE, "linear"),
     ("Attention", ORANGE, "attention"),  # nn.MultiheadAttention or a post's own class
@@ -115,7 +115,8 @@ def draw_stack(forward, examples, **overrides):
             color_map={kind: {"fill": look_of(kind)[0], "outline": INK}
                        for kind in kinds},
             type_ignore=HIDDEN_LAYERS,
-            background_fill=(255, 255, 255, 0),  # transparent: the page shows through, light or dark
+            # transparent, so the page shows through, light or dark
+            background_fill=(255, 255, 255, 0),
             legend=False,
             **FLOW_OPTIONS,
         )

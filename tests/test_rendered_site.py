@@ -455,7 +455,7 @@ PHONE_LAYOUT = """(labels) => {
 @pytest.mark.slow
 def test_a_phone_reader_reaches_everything_and_reads_every_figure(rendered_site, browser):
     """At 390 px: the contents and the notebook links are on the page, no printed output or the page
-    scrolls sideways, and no figure's smallest text renders under 8 CSS px."""
+    scrolls sideways, and no figure's smallest text renders under 8 CSS px (on a desktop neither)."""
     problems = []
     with served(rendered_site) as base:
         for notebook in published_posts():
@@ -476,12 +476,23 @@ def test_a_phone_reader_reaches_everything_and_reads_every_figure(rendered_site,
                 if missing or len(notebook_links) < 3:
                     problems.append(f"{name}: phone contents lack {missing} or the notebook links ({notebook_links})")
             problems += [f"{name}: printed output scrolls sideways: {text!r}" for text in found["scrollingOutputs"]]
-            for label, _, smallest_pt in figures:
-                shown, natural = found["figures"][label] or (0, 0)
-                text_px = smallest_pt * FIGURE_DPI / 72 * (shown / natural if natural else 0)
-                if text_px < SMALLEST_TEXT_PX:
-                    problems.append(f"{name} {label}: its {smallest_pt:g} pt text renders at {text_px:.1f} px")
+            problems += small_figure_text(name, figures, found["figures"])
+            desktop = visit(browser, base, rendered_site, post_page(rendered_site, notebook), "light", DESKTOP,
+                            inspect=lambda page: page.evaluate(PHONE_LAYOUT, labels)).inspected
+            problems += small_figure_text(f"{name} (desktop)", figures, desktop["figures"])
     assert problems == [], "\n".join(problems)
+
+
+def small_figure_text(name, figures, shown_widths):
+    """A line for each figure whose smallest text renders under SMALLEST_TEXT_PX: its font at its natural
+    size (pt at FIGURE_DPI), times the width it is shown at over its natural width."""
+    problems = []
+    for label, _, smallest_pt in figures:
+        shown, natural = shown_widths[label] or (0, 0)
+        text_px = smallest_pt * FIGURE_DPI / 72 * (shown / natural if natural else 0)
+        if text_px < SMALLEST_TEXT_PX:
+            problems.append(f"{name} {label}: its {smallest_pt:g} pt text renders at {text_px:.1f} px")
+    return problems
 
 
 READER_FRAMES = """() => [...document.querySelectorAll("iframe")].map((frame) => {

@@ -42,8 +42,9 @@ def test_every_path_the_configuration_names_exists():
         assert path in built_by_make or (REPO_ROOT / path).exists(), f"_quarto.yml resources: {path} is missing"
     html = CONFIG["format"]["html"]
     themes = [name for theme in html["theme"].values() for name in theme if name.endswith(".scss")]
-    for page in ("index.qmd", "about.qmd", html["css"], html["include-after-body"], CONFIG["website"]["favicon"],
-                 *themes):
+    includes = html["include-after-body"]
+    includes = includes if isinstance(includes, list) else [includes]
+    for page in ("index.qmd", "about.qmd", html["css"], *includes, CONFIG["website"]["favicon"], *themes):
         assert (REPO_ROOT / page).exists(), f"_quarto.yml names {page}, which is missing"
     for item in CONFIG["website"]["navbar"]["left"]:
         assert (REPO_ROOT / item["href"]).exists(), f"navbar link {item['href']} points at nothing"

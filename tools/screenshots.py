@@ -39,6 +39,15 @@ def photograph(browser, url, viewport, theme, out_stem):
     context.add_init_script(THEME_SCRIPT.format(value="alternate" if theme == "dark" else "default"))
     page = context.new_page()
     page.goto(url, wait_until="networkidle")
+    # Scroll to the bottom and back, as a reader would: lazy images and the embedded reader load.
+    page.evaluate("""async () => {
+      for (let y = 0; y < document.documentElement.scrollHeight; y += innerHeight) {
+        scrollTo(0, y);
+        await new Promise((done) => setTimeout(done, 50));
+      }
+      scrollTo(0, 0);
+    }""")
+    page.wait_for_load_state("networkidle")
     page.wait_for_timeout(300)  # iframes sizing themselves, fonts settling
     picture = Image.open(io.BytesIO(page.screenshot(full_page=True)))
     context.close()
