@@ -113,3 +113,31 @@ def test_stale_code_keeps_its_own_message(tmp_path):
     nb = three_cells()
     nb.cells[3].source = "print(x * 3)"
     assert_refused(nb, tmp_path, "cell 4 (code)", "stale: its code changed after it ran")
+
+
+@pytest.mark.parametrize("edit", [
+    lambda cell: cell.metadata.setdefault("tags", []).append("remove-cell"),
+    lambda cell: cell.metadata.setdefault("tags", []).append("hide-output"),
+    lambda cell: cell.metadata.update(output=False),
+    lambda cell: cell.metadata.update(include=False),
+    lambda cell: cell.metadata.update({"fig-cap": "Another caption."}),
+], ids=["remove-cell-tag", "hide-output-tag", "output-false", "include-false", "fig-cap"])
+def test_metadata_that_quarto_renders_from_is_sealed(tmp_path, edit):
+    """A tag or an option in a cell's metadata can hide or change what ran on the page: it is sealed."""
+    nb = three_cells()
+    edit(nb.cells[2])
+    assert_refused(nb, tmp_path, "cell 3 (code)", "metadata edited after the run", "Quarto reads")
+
+
+def test_what_only_jupyter_keeps_in_a_cells_metadata_stays_free(tmp_path):
+    nb = three_cells()
+    nb.cells[2].metadata.update(execution={"iopub.status.idle": "2027-01-01T00:00:00Z"}, collapsed=True,
+                                scrolled=True, jupyter={"source_hidden": True})
+    assert problems_of(nb, tmp_path) == []
+
+
+def test_a_seal_from_before_metadata_was_sealed_is_named_once(tmp_path):
+    nb = three_cells()
+    for entry in blog_metadata(nb)["seal"]["cells"]:
+        del entry["metadata_sha256"]
+    assert_refused(nb, tmp_path, "notebook", "sealed by an older `make execute`")

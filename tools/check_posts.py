@@ -49,7 +49,7 @@ from tools.notebooks import (
     INJECTED_TAG, NO_DOWNLOAD, POSTS_DIR, REPO_ROOT, CellOptionsError, NotebookError, blog_metadata, cell_key,
     cell_options, code_cells, compute_seal, describe_cell, download_calls, find_posts, folders_without_notebook,
     front_matter, has_tag, parse_cell, parse_problem, parsed_code_cells, post_name, prose_of, read_notebook,
-    sealed_code_cells, unreadable_file,
+    sealed_code_cells, sealed_metadata, unreadable_file,
 )
 
 PLACEHOLDER = "TODO"  # what `make new` leaves for the author to write
@@ -207,6 +207,10 @@ def check_seal(nb, path, root):
         return
     recorded = {entry.get("id"): (position, entry) for position, entry in enumerate(seal["cells"])
                 if isinstance(entry, dict)}
+    if recorded and not any("metadata_sha256" in entry for _, entry in recorded.values()):
+        yield "notebook", ("sealed by an older `make execute`, which left the cells' metadata (tags, options Quarto "
+                           "reads) out of the seal; run `make execute`")
+        return
     now = compute_seal(nb)
     current = [(cell_key(position, cell), number, cell, entry) for position, ((number, cell), entry)
                in enumerate(zip(sealed_code_cells(nb), now["cells"]))]
@@ -236,6 +240,11 @@ def sealed_cell_problems(current, recorded):
             yield where, "stale: its code changed after it ran; run `make execute`"
         elif recorded[key][1].get("sha256") != entry["sha256"]:
             yield where, "outputs edited after the run: its text or images differ from what ran; run `make execute`"
+        elif recorded[key][1].get("metadata_sha256") != entry["metadata_sha256"]:
+            changed = ", ".join(sorted(sealed_metadata(cell))) or "all of it removed"
+            yield where, (f"metadata edited after the run (now: {changed}): Quarto reads tags such as remove-cell "
+                          "and options such as output from it, so it could hide or change what ran; "
+                          "undo the edit, or run `make execute`")
 
 
 def deleted_cells(current, sealed):

@@ -538,6 +538,18 @@ def cell_key(position, cell):
     return cell.get("id") or f"code cell {position}"
 
 
+# A code cell's metadata is sealed too, for Quarto renders from it: tags (remove-cell, hide-output,
+# remove-input…) and any cell option written there instead of as a `#|` line (label, fig-cap, output,
+# include, echo…). Left out are only what Jupyter and nbclient keep for themselves: timestamps and
+# the editor's view of the cell, which no page shows.
+UNSEALED_CELL_METADATA = {"execution", "ExecuteTime", "collapsed", "scrolled", "jupyter", "editable", "deletable",
+                          "trusted"}
+
+
+def sealed_metadata(cell):
+    return {key: value for key, value in cell.get("metadata", {}).items() if key not in UNSEALED_CELL_METADATA}
+
+
 def cell_seal(position, cell):
     source = joined(cell.source)
     outputs = [output_record(output) for output in cell.get("outputs", [])]
@@ -545,6 +557,7 @@ def cell_seal(position, cell):
         "id": cell_key(position, cell),
         "source_sha256": source_sha256(source),
         "sha256": hashlib.sha256(canonical_json({"source": source, "outputs": outputs}).encode("utf-8")).hexdigest(),
+        "metadata_sha256": hashlib.sha256(canonical_json(sealed_metadata(cell)).encode("utf-8")).hexdigest(),
     }
 
 
