@@ -7,45 +7,31 @@ It wears the site's navbar and colours (cosmo light, darkly dark) with a dark sw
 Quarto's stored choice, fits a phone, and embedded in a post (index.html?embed) it drops the navbar,
 follows the post's theme and tells the post its height, so that its iframe never clips it."""
 import base64
-import functools
 import json
 import os
 import re
-import shutil
 import subprocess
-import threading
 import time
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from tools.browser import CHROMIUM, CHROMIUM_FLAGS, served
 from tools.notebooks import REPO_ROOT
 from tools.reader_model import as_percent  # a share as the post prints it, and as the card must show it
 
 pytestmark = pytest.mark.slow
 
 READER = REPO_ROOT / "reader"
-CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-# Flags for a sandboxed root user on a machine without outside network (see .ci/run).
-CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 RUNTIME = {"ort.wasm.min.mjs", "ort-wasm-simd-threaded.mjs", "ort-wasm-simd-threaded.wasm"}
 MODEL = {"encoder.onnx", "decoder.onnx"}
-
-
-class QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
 
 
 @pytest.fixture(scope="module")
 def site_url():
     """The reader folder, as it is, on a localhost port: exactly what a static host would serve."""
     subprocess.run(["make", "--no-print-directory", "-s", "reader"], cwd=REPO_ROOT, check=True)
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(READER)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/index.html"
-    server.shutdown()
+    with served(READER) as base:
+        yield base + "index.html"
 
 
 @pytest.fixture(scope="module")
@@ -683,10 +669,8 @@ def post_url(site_url, tmp_path_factory):
     folder = tmp_path_factory.mktemp("post")
     (folder / "reader").symlink_to(READER, target_is_directory=True)
     (folder / "post.html").write_text(POST_PAGE.format(snippet=PARENT_SNIPPET), encoding="utf-8")
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietHandler, directory=str(folder)))
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/post.html"
-    server.shutdown()
+    with served(folder) as base:
+        yield base + "post.html"
 
 
 def open_post(browser, post_url, width, color_scheme="light", init_script=None):
