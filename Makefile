@@ -18,7 +18,7 @@ KERNEL_PREFIX ?= --sys-prefix
 READER_RUNTIME := reader/vendor/ort/ort.wasm.min.mjs
 ORT_DIST := reader/node_modules/onnxruntime-web/dist
 
-.PHONY: site help test test-fast execute check inline standin smoke preview new lab kernel reader reader-model gpu-bundle clean screenshots
+.PHONY: site help test test-fast execute check bind inline standin smoke preview new lab kernel reader reader-model gpu-bundle clean screenshots
 
 help:  ## list the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -107,7 +107,10 @@ execute: $(READY)  ## re-run posts in place and save their outputs: make execute
 check: $(READY)  ## publishing checks: stale or missing outputs, errors, drifted setup, unquoted numbers, …
 	$(PY) -m tools.check_posts $(POST_ARGUMENT) $(if $(ALL),--all)
 
-inline: $(READY)  ## copy the helpers (_style.py, _arch.py, _handwriting.py) into each post's setup cell and write each post's links
+bind: $(READY)  ## propose markers binding a post's prose numbers to its results: make bind [POST=…] [WRITE=1]
+	$(PY) -m tools.bind_numbers $(POST_ARGUMENT) $(if $(ALL),--all) $(if $(WRITE),--write)
+
+inline: $(READY)  ## copy the helpers (_results.py, _style.py, _arch.py, _handwriting.py) into each post's setup cell and write each post's links
 	$(PY) -m tools.inline_helpers
 	$(PY) -m tools.post_links
 

@@ -7,6 +7,7 @@ a finished notebook, or followed by `reseal(nb)` to play a run that made it so.
 """
 import nbformat
 
+from tools.bindings import RESULT_KEY
 from tools.data_sources import STAND_IN_DATA
 from tools.inline_helpers import inline
 from tools.notebooks import NO_DOWNLOAD, blog_metadata, download_calls, front_matter, record_seal, write_notebook_atomically
@@ -37,6 +38,13 @@ def stream(text, name="stdout"):
 
 def image(caption_text="a plot"):
     return nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo=", "text/plain": caption_text})
+
+
+def recorded(name, text, number, reference=False, label=None):
+    """The output `result(name, …)` of _results.py leaves: the value shown, the record in its metadata."""
+    shown = f"{label or name.replace('_', ' ')}: {text}" + ("  (reference)" if reference else "")
+    record = {"name": name, "text": text, "number": number, "reference": reference}
+    return nbformat.v4.new_output("display_data", data={"text/plain": shown}, metadata={RESULT_KEY: record})
 
 
 def error(ename="ValueError", evalue="bad"):

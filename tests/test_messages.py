@@ -10,7 +10,7 @@ import pytest
 from tests.factory import FRONT_MATTER, image, publishable, ran, save_post, stream
 from tools import check_posts, standin_data
 from tools.check_posts import check_notebook
-from tools.inline_helpers import setup_drift
+from tools.inline_helpers import HELPERS, setup_drift
 from tools.notebooks import (
     REPO_ROOT, NotebookError, find_posts, folders_without_notebook, read_notebook, sync_posts, write_notebook_atomically,
 )
@@ -81,7 +81,7 @@ def repo_copy(tmp_path):
     """A repository root with the site config and helpers the checks read, to break one of them."""
     root = tmp_path / "repo"
     root.mkdir()
-    for name in ("_quarto.yml", "_style.py", "_arch.py"):
+    for name in ("_quarto.yml", *HELPERS):
         shutil.copy(REPO_ROOT / name, root / name)
     return root
 
@@ -187,7 +187,7 @@ def tree(root):
 def sandbox(tmp_path):
     root = tmp_path / "repo"
     shutil.copytree(REPO_ROOT / "tools", root / "tools", ignore=shutil.ignore_patterns("__pycache__"))
-    for name in ("_quarto.yml", "_style.py", "_arch.py", "_handwriting.py", "requirements.txt"):
+    for name in ("_quarto.yml", *HELPERS, "requirements.txt"):
         shutil.copy(REPO_ROOT / name, root / name)
     save_post(publishable(ran("print(1)", stream("1\n")), helpers=["_style.py"]), root / "posts")
     return root

@@ -16,9 +16,9 @@ This tool refuses such a post, naming the post, the cell and what to do:
 - front matter without title, description, date or categories, with an impossible
   date or a `draft` that is not a boolean, or without the generated Colab, GitHub
   and download links; a figure without a label, caption or alt text;
-- a number quoted in the prose (raw cells and untagged fenced blocks too), a caption,
-  alt text or the title/description that this run does not print in a matching
-  context (see `check_prose_numbers`);
+- a number a reader reads (prose, tables, math, console fences, alt text, captions,
+  front matter, included files) that reads as a result but is not bound to one the
+  run recorded, or is bound and disagrees with it (tools/bindings.py);
 - a data download not pinned to a full 40-hex commit revision, however imported;
 - a TODO placeholder left by `make new` in the prose, front matter or a caption;
 - outputs from a smoke run (overridden parameters), with no provenance at all, or
@@ -37,9 +37,9 @@ import re
 import shlex
 import sys
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
 from pathlib import Path
 
+from tools import bindings
 from tools.data_sources import HUB_DATA, STAND_IN_DATA, STAND_IN_SHA256
 from tools.inline_helpers import setup_drift
 from tools.post_links import links_drift, repository_url
@@ -48,14 +48,13 @@ from tools.reader_files import EXPORT_FLAG, EXPORTED, published_dir
 from tools.notebooks import (
     INJECTED_TAG, NO_DOWNLOAD, POSTS_DIR, REPO_ROOT, CellOptionsError, NotebookError, blog_metadata, cell_key,
     cell_options, code_cells, compute_seal, describe_cell, download_calls, find_posts, folders_without_notebook,
-    front_matter, has_tag, parse_cell, parse_problem, parsed_code_cells, post_name, prose_of, read_notebook,
+    front_matter, has_tag, parse_cell, parse_problem, parsed_code_cells, post_name, read_notebook,
     sealed_code_cells, sealed_metadata, unreadable_file,
 )
 
 PLACEHOLDER = "TODO"  # what `make new` leaves for the author to write
 REQUIRED_FRONT_MATTER = ("title", "description", "date", "categories")
 IMAGE_TYPES = ("image/png", "image/jpeg", "image/svg+xml")
-TEXT_TYPES = ("text/plain", "text/html", "text/markdown", "text/latex")
 FULL_REVISION = re.compile(r"[0-9a-f]{40}")
 UNPINNED_URL = re.compile(r"huggingface\.co/[^\s\"']+/resolve/(?![0-9a-f]{40}/)[^\s/\"']+")
 
@@ -504,338 +503,9 @@ def unpinned_reason(call, literals):
     return f"revision {bad[0]!r} is not a full 40-hex commit" if bad else None
 
 
-# ---- Prose numbers in context ---------------------------------------------------------------
-#
-# A number the prose states as a result (a percentage, a decimal, a count written with
-# thousands separators, a count such as "241 of 2,000", a ratio such as "2.9x", a time
-# such as "25 seconds") must be printed by this run:
-#   1. in the same form: a percentage as a percentage, a time with the same unit, a plain
-#      number as a plain number; one the prose marks as rounded ("about 97 %") may be a
-#      printed one rounded to the digits it shows;
-#   2. in a matching context: at least one content word of the sentence that quotes it (or
-#      of the sentence before, in the same paragraph) names the printed number: it is in the
-#      number's own label on its line (`label_words`), in a title line above it in the same
-#      output, or in a table header over its column (`words_above`);
-#   3. as this run's own figure: an occurrence labelled as a reference value (after
-#      "original", "paper", "reference" or "published" on its line, or in a table column
-#      headed so) counts only when the prose says so too, in the same clause;
-#   4. a time only as a budget: wall-clock times change on every run, so prose quotes a
-#      time only where the notebook prints it as a budget ("within the 10 min budget").
-# Small plain integers (settings, counts of layers, list numbers), years, dates, versions
-# (2.13.0, "PyTorch 2.0"), "section 3.2", "Figure 2", sizes such as 7×7 or 28×84, fractions
-# such as 1/255, and anything in code, links, citations or LaTeX math are not results.
-
-TIME_UNITS = {"ms": "ms", "s": "s", "sec": "s", "secs": "s", "second": "s", "seconds": "s",
-              "min": "min", "mins": "min", "minute": "min", "minutes": "min",
-              "h": "h", "hr": "h", "hrs": "h", "hour": "h", "hours": "h"}
-NUMBER = re.compile(r"(?<![\w.,/^×$\\\u2212-])(\d{1,3}(?:,\d{3})+|\d+)(\.\d+)?(?![\d,]\d|\.\d|[×/^:]\d|-\d|_)")
-PERCENT_WORDS = ("per cent", "percent")
-SUFFIX = re.compile(r"[ \u00a0\u202f-]?(%|[x×](?![\w]|\s*\d)|(?:" + "|".join(
-    sorted([*TIME_UNITS, *PERCENT_WORDS], key=len, reverse=True)) + r")\b)")
-COUNT = re.compile(r"[ \u00a0]of[ \u00a0](\d{1,3}(?:,\d{3})+|\d+)\b")
-NOT_RESULTS_AFTER = {
-    "section", "sections", "sec", "figure", "figures", "fig", "table", "tables", "chapter", "chapters", "part",
-    "step", "steps", "equation", "eq", "version", "versions", "release", "python", "pytorch", "torch", "numpy",
-    "matplotlib", "quarto", "cuda", "cudnn", "jupyter", "ipython", "node", "nbformat", "onnx", "opset", "post",
-    "ipykernel", "nbclient", "huggingface_hub", "visualtorch", "transformers", "onnxruntime", "onnxruntime-web",
-    "posts", "page", "pages", "line", "lines", "cell", "cells", "chrome", "chromium", "ubuntu", "debian", "macos",
-}
-REFERENCE_WORDS = {"original", "paper", "reference", "published"}
-BUDGET_WORDS = r"(?:budget|limit)"
-STOPWORDS = set("""
-a an the and or but nor of in on at to for from by with without into onto over under than then that this these
-those there here it its is are was were be been being has have had do does did not no yes so as if when while
-after before about above below each every all any some most more less one two three four five six seven eight
-nine ten our we you your they their them he she his her what which who whom whose how why where up down out off
-only also just very much many such same own can could would should may might must will shall per via run runs
-ran get gets got makes made see seen shows show""".split())
-
-
-@dataclass
-class Quoted:
-    """A number as the prose or an output writes it: its value, its form, and where it stands."""
-    value: str       # without thousands separators: "2000", "87.9"
-    form: str        # "plain", "%", "x", or a time unit ("s", "min", …)
-    text: str        # as written: "2,000", "87.9 %"
-    start: int
-    end: int
-
-
-def numbers_in(text, results_only):
-    """The numbers in `text` with their forms; with `results_only`, just those prose states as results."""
-    found = []
-    for match in NUMBER.finditer(text):
-        whole, fraction = match.group(1), match.group(2) or ""
-        suffix = SUFFIX.match(text, match.end())
-        if text[match.end():match.end() + 1].isalpha() and not suffix:
-            continue  # part of a name or a code: 3rd, 2D, 10k, v2
-        unit = suffix.group(1) if suffix else ""
-        form = "%" if unit in ("%", *PERCENT_WORDS) else "x" if unit in ("x", "×") else TIME_UNITS.get(unit, "plain")
-        end = suffix.end() if suffix else match.end()
-        number = Quoted(whole.replace(",", "") + fraction, form, text[match.start():end], match.start(), end)
-        if not results_only or states_result(text, number, whole, fraction):
-            found.append(number)
-    return found
-
-
-def states_result(text, number, whole, fraction):
-    before = re.findall(r"[A-Za-z][\w.-]*", text[max(0, number.start - 30):number.start])
-    if before and before[-1].lower().rstrip(".") in NOT_RESULTS_AFTER:
-        return False
-    if number.form != "plain" or fraction or "," in whole:
-        return True
-    counted = COUNT.match(text, number.end)  # "241 of 2,000": both sides are results
-    counting = re.search(r"\d[ \u00a0]of[ \u00a0]$", text[:number.start])
-    return bool(counted or counting)
-
-
-def quoted_numbers(text):
-    """The result-like numbers in prose, normalised (no thousands separators)."""
-    return [number.value for number in numbers_in(readable_prose(text), results_only=True)]
-
-
-# Fenced blocks a reader sees as text, not code: untagged ones look like an output, raw HTML is page text.
-SHOWN_FENCES = {"", "text", "txt", "output", "{=html}"}
-
-
-def readable_prose(markdown):
-    """Markdown with what is not prose blanked out: code, math, raw HTML tags, link targets, URLs, citations."""
-    markdown = re.sub(r"```[ \t]*([^\n`]*)\n(.*?)```", lambda fence: fence.group(2) if fence.group(1).strip().lower()
-                      in SHOWN_FENCES else " ", markdown, flags=re.DOTALL)
-    for pattern in (r"```.*?```", r"\$\$.*?\$\$", r"<!--.*?-->"):
-        markdown = re.sub(pattern, " ", markdown, flags=re.DOTALL)
-    markdown = re.sub(r"\{[^}\n]*\}", lambda attributes: " ".join(  # Quarto attributes: only fig-cap/alt are read
-        re.findall(r'(?:fig-cap|fig-alt|alt|title)="([^"]*)"', attributes.group())) or " ", markdown)
-    markdown = re.sub(r"`[^`]*`", " ", markdown)
-    markdown = re.sub(r"(?<!\\)\$[^$\n]+\$", lambda math: " ".join(  # math is not prose, but "$99.9\\%$" is a result
-        f"{value} %" for value in re.findall(r"(\d[\d.,]*)\s*\\%", math.group())) or " ", markdown)
-    for pattern in (r"<[^>]+>", r"https?://\S+"):
-        markdown = re.sub(pattern, " ", markdown)
-    markdown = re.sub(r"\]\([^)]*\)", "]", markdown)
-    return re.sub(r"\[@[^\]]*\]|@[\w:-]+", " ", markdown)
-
-
-def word_keys(text):
-    """Content words, reduced so that 'trained', 'training' and 'trains' meet: a crude stem, five letters."""
-    keys = set()
-    for word in re.findall(r"[a-z]+", text.lower()):
-        if len(word) < 3 or word in STOPWORDS:
-            continue
-        for suffix in ("ing", "ed", "s"):
-            if word.endswith(suffix) and not word.endswith("ss") and len(word) - len(suffix) >= 3:
-                word = word[: -len(suffix)]
-                break
-        keys.add(word[:5])
-    return keys
-
-
-@dataclass
-class Printed:
-    """One printed occurrence of a number, with what a reader sees around it."""
-    number: Quoted
-    line: str
-    context: set
-    reference: bool
-    budget: bool
-
-
-def printed_occurrences(nb):
-    """Every number every output prints, with its line, its context words and whether it is a reference value."""
-    found = []
-    for _, cell in code_cells(nb):
-        for output in cell.get("outputs", []):
-            texts = [output.get("text", "")] + [output.get("data", {}).get(kind, "") for kind in TEXT_TYPES]
-            for text in texts:
-                found += occurrences_in("".join(text) if isinstance(text, list) else str(text))
-    return found
-
-
-def occurrences_in(text):
-    found, headers, reference_columns, bracketed = [], [], [], False
-    for line in text.splitlines():
-        numbers = numbers_in(line, results_only=False)
-        labels = [label_words(line, numbers, index) for index in range(len(numbers))]
-        for index, number in enumerate(numbers):
-            context = counted_label(line, numbers, labels, index) | words_above(headers, number)
-            reference = labelled_reference(line, number, reference_columns, bracketed)
-            found.append(Printed(number, line, context, reference, is_budget(line, number)))
-        reference_columns += header_reference_columns(line)
-        bracketed = bracketed or bool(re.search(r"\b(original|paper|reference)\b.*\b(bracket|parenthes)", line, re.I))
-        if not line.strip():
-            headers = []  # a blank line ends a table, and its header with it
-        elif len(headers) < MAX_HEADER_LINES and all(number.value.isdigit() for number in numbers):
-            headers.append(header_words(line))  # no measured value on it: a title or a header ("epoch 10  epoch 20")
-    return found
-
-
-def label_words(line, numbers, index):
-    """The words that name one printed number: those since the number before it ("loss 0.41"), and those
-    right after it up to a column gap or a comma ("534,348 parameters"); the whole line when both are empty.
-
-    `loss 0.412  held-out accuracy 88.2 %`: 0.412 is named by "loss" only, so prose calling it an
-    accuracy finds no printed label that says so.
-    """
-    number = numbers[index]
-    since = line[numbers[index - 1].end if index else 0:number.start]
-    until = numbers[index + 1].start if index + 1 < len(numbers) else len(line)
-    after = re.split(r"\s{2,}|[,;:(|]", line[number.end:until], maxsplit=1)[0]
-    return word_keys(since + " " + after) or word_keys(line)
-
-
-def counted_label(line, numbers, labels, index):
-    """"241 of 2,000 canvases" is one phrase: both numbers share its words."""
-    label = set(labels[index])
-    if index + 1 < len(numbers) and COUNT.match(line, numbers[index].end):
-        label |= labels[index + 1]
-    if index and COUNT.match(line, numbers[index - 1].end):
-        label |= labels[index - 1]
-    return label
-
-
-MAX_HEADER_LINES = 8  # titles and headers come first; a long log of plain integers adds no more
-
-
-def header_words(line):
-    """A line above others that holds no measured value: a title (no column gaps) as (None, its words),
-    or a table header as its labels, each with the columns it spans: [(start, end, words), …]."""
-    if not re.search(r"\S\s{2,}\S", line.strip()):
-        return None, word_keys(line)
-    return [(match.start(), match.end(), word_keys(match.group())) for match in re.finditer(r"\S+", line)], set()
-
-
-def words_above(headers, number):
-    """Context from the title and header lines above it in the same block of an output: a title names
-    everything under it; a table header names only the column it stands over."""
-    words = set()
-    for labels, title in headers:
-        words |= title
-        words = words.union(*(keys for start, end, keys in labels or [] if start <= number.end and number.start <= end))
-    return words
-
-
-def labelled_reference(line, number, reference_columns, bracketed):
-    """Is this printed number a reference value rather than this run's own?"""
-    before = line[:number.start]
-    marker = None
-    for match in re.finditer(r"\b(" + "|".join(REFERENCE_WORDS) + r")\b", before, re.I):
-        marker = match
-    if marker:
-        opened = before.rfind("(", 0, marker.start())
-        closed = before.rfind(")", marker.end())
-        inside_finished_brackets = opened != -1 and before.find(")", marker.end()) != -1 and closed != -1
-        if not inside_finished_brackets:
-            return True
-    if any(start < number.end and number.start < end for start, end in reference_columns):
-        return True
-    return bracketed and before.count("(") > before.count(")")
-
-
-def header_reference_columns(line):
-    """Column spans of a table header whose label names a reference ('original run'), if the line is a header."""
-    if numbers_in(line, results_only=False) and not re.search(r"\s{2,}", line):
-        return []
-    columns = []
-    for match in re.finditer(r"\S+(?: \S+)*", line):
-        if word_keys(match.group()) & {word[:5] for word in REFERENCE_WORDS} or \
-                re.search(r"\b(" + "|".join(REFERENCE_WORDS) + r")\b", match.group(), re.I):
-            columns.append((match.start(), match.end()))
-    return columns
-
-
-def is_budget(line, number):
-    """Is this printed time the budget itself ("the 10 min budget", "budget: 10 min"), not a time beside one?
-
-    "took 7.5 min (budget 10 min)": only 10 is the budget; 7.5 was measured.
-    """
-    before, after = line[:number.start].lower(), line[number.end:].lower()
-    return bool(re.search(BUDGET_WORDS + r"\W*(?:of\W*)?$", before) or
-                re.match(r"[ \t-]*(?:[a-z]+[ \t-]+)?" + BUDGET_WORDS, after))
-
-
-def prose_sentences(text):
-    """(sentence, the sentence before it in its paragraph) for each sentence of readable prose."""
-    pairs = []
-    for paragraph in re.split(r"\n\s*\n|\n(?=\s*(?:[-*+]|\d+\.|\|)\s)", text):
-        sentences = re.split(r"(?<=[.!?])\s+(?=[^a-z\s])", " ".join(paragraph.split()))
-        pairs += list(zip(sentences, [""] + sentences[:-1]))
-    return pairs
-
-
-def quote_problem(number, sentence, previous, printed):
-    """Why this quoted number is not backed by a printed one in matching context, or None."""
-    same_value = [occurrence for occurrence in printed if occurrence.number.value == number.value or
-                  hedged(sentence, number) and rounds_to(occurrence.number.value, number.value)]
-    if not same_value:
-        return f"prose quotes {number.text}, which no output prints"
-    same_form = [occurrence for occurrence in same_value if occurrence.number.form == number.form]
-    if not same_form:
-        forms = ", ".join(sorted({occurrence.number.text for occurrence in same_value}))
-        return f"prose quotes {number.text}, which outputs print only in another form ({forms}); quote it as printed"
-    if number.form in TIME_UNITS.values():
-        if not any(occurrence.budget for occurrence in same_form):
-            return (f"prose quotes the time {number.text}: wall-clock times change on every run, so prose may quote "
-                    "only a budget the notebook prints on a stable line (e.g. 'within the 10 min budget')")
-        return None
-    clause = next((part for part in sentence.split(";") if number.text in part), sentence)
-    says_reference = bool(word_keys(clause) & {word[:5] for word in REFERENCE_WORDS})
-    eligible = same_form if says_reference else [occurrence for occurrence in same_form if not occurrence.reference]
-    if not eligible:
-        return (f"prose quotes {number.text}, which outputs print only as a reference value (original run, paper): "
-                "say so in the same sentence, or quote this run's own figure")
-    words = word_keys(sentence) | word_keys(previous)
-    if not any(occurrence.context & words for occurrence in eligible):
-        return (f"prose quotes {number.text}, but no printed label of it shares a word with the sentence "
-                f"around it (printed: {eligible[0].line.strip()[:60]!r}); quote it where the output says what it is")
-    return None
-
-
-HEDGES = r"\b(?:about|around|roughly|nearly|almost|approximately|some)\b|[~≈]"
-
-
-def hedged(sentence, number):
-    """Does the prose say the number is rounded ("about 97 %", "between about 92 and 97 %")?"""
-    start = sentence.find(number.text)
-    return start != -1 and bool(re.search(HEDGES, " ".join(sentence[:start].split()[-4:]), re.I))
-
-
-def rounds_to(printed, quoted):
-    """Is the printed value the quoted one rounded to the quoted precision (96.6 -> 97, 0.6508 -> 0.65)?"""
-    places = len(quoted.partition(".")[2])
-    try:
-        rounded = Decimal(printed).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
-    except ArithmeticError:
-        return False
-    return rounded == Decimal(quoted)
-
-
-def prose_texts(nb):
-    """(where, text) for everything a reader reads as prose: title, description, markdown, captions, alt text."""
-    matter = front_matter(nb) or {}
-    texts = [("cell 1 (front matter)", f"{matter.get(key)}.") for key in ("title", "description") if matter.get(key)]
-    for number, cell in enumerate(nb.cells, start=1):
-        if cell.cell_type == "markdown":
-            texts.append((describe_cell(number, cell), prose_of(cell)))
-        elif cell.cell_type == "raw":  # Quarto passes a raw cell's text into the page as it is
-            texts.append((describe_cell(number, cell), cell.source))
-        elif cell.cell_type == "code":
-            for option in ("fig-cap", "fig-alt"):
-                value = cell_options(cell).get(option)
-                if value:
-                    value = " ".join(map(str, value)) if isinstance(value, list) else str(value)
-                    texts.append((f"{describe_cell(number, cell)} {option}", value))
-    return texts
-
-
 def check_prose_numbers(nb, path, root):
-    printed = printed_occurrences(nb)
-    for where, text in prose_texts(nb):
-        reported = set()
-        for sentence, previous in prose_sentences(readable_prose(text)):
-            for number in numbers_in(sentence, results_only=True):
-                problem = quote_problem(number, sentence, previous, printed)
-                if problem and problem not in reported:
-                    reported.add(problem)
-                    yield where, problem
+    """Every number a reader reads is bound to the run or marked, and agrees (tools/bindings.py)."""
+    return bindings.problems_of(nb, Path(path).parent)
 
 
 def main(argv=None):

@@ -54,6 +54,7 @@ from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernel
 from traitlets import default
 
 from tools import standin_data
+from tools.bindings import rewrite_notebook
 from tools.data_sources import HUB_DATA, STAND_IN_DATA
 from tools.notebooks import (
     INJECTED_TAG, NO_DOWNLOAD, NotebookError, assigned_names, blog_metadata, cannot_write, cell_key, code_cells,
@@ -385,6 +386,7 @@ def execute_in_place(path, *, offline=False, kernel_retries=1, echo=print):
     executed = execute_copy(nb, path.parent, name, env=env, kernel_retries=kernel_retries, echo=echo)
     current = read_notebook(path)  # the author may have edited it while it ran
     edited = transplant_outputs(executed, onto=current)
+    rewrites = rewrite_notebook(current)  # the prose follows the run: each bound number from its new record
     try:
         write_notebook_atomically(current, path)
     except OSError as error:
@@ -393,6 +395,10 @@ def execute_in_place(path, *, offline=False, kernel_retries=1, echo=print):
                               ) from None
     seconds = blog_metadata(current)["provenance"]["duration_s"]
     echo(f"[{name}] done in {seconds} s; outputs saved")
+    if rewrites:
+        echo(f"[{name}] the run changed {len(rewrites)} sentence(s) of the prose; reread them:")
+    for where, old, new in rewrites:
+        echo(f"  {where}:\n    was: {old}\n    now: {new}")
     if edited:
         echo(f"[{name}] cells {edited} changed while it ran and kept their old outputs: run it again")
 

@@ -146,7 +146,7 @@ def scaffold(title, day, root=REPO_ROOT):
     """The notebook of a new post titled `title`, dated `day`, with `root`'s helpers inlined."""
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    blog_metadata(nb).update(helpers=["_style.py", "_arch.py"], smoke_parameters={"epochs": 1})
+    blog_metadata(nb).update(helpers=["_results.py", "_style.py", "_arch.py"], smoke_parameters={"epochs": 1})
     parameters = nbformat.v4.new_code_cell(PARAMETERS, metadata={"tags": [PARAMETERS_TAG]})
     nb.cells = [
         front_matter_cell(title, day),

@@ -1,0 +1,45 @@
+"""The results a post quotes: each one shown once and recorded under a name.
+
+`result("exact", accuracy, "{:.1%}", "held-out canvases read exactly")` shows
+`held-out canvases read exactly: 87.9%` and records the name, the text and the
+value in that output's metadata, which the notebook's seal covers. The prose
+binds to the name with an invisible marker right after the number,
+`87.9 %<!--=exact-->`; `make check` holds the number to the recorded text, and
+`make execute` rewrites it from each new run.
+"""
+import math
+import re
+
+from IPython.display import publish_display_data
+
+RESULT_KEY = "reading-digits/result"  # tools/bindings.py reads records under this key
+RESULT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
+ONE_NUMBER = re.compile(r"[-\u2212]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")
+
+
+def result(name, value, template="{}", label=None, reference=False):
+    """Show `value` formatted by `template` under `label`, recorded as `name`.
+
+    reference=True marks a value from elsewhere (the original run, a paper),
+    which the prose may quote only as a reference. The template must write one
+    number; a value that is not one (NaN from an empty share) is shown and
+    recorded as such. Returns `value`.
+    """
+    if not RESULT_NAME.fullmatch(name):
+        raise ValueError(f"result name {name!r}: use letters, digits, _ and .")
+    number = float(value)
+    text = template.format(value)
+    if not math.isfinite(number):  # a short run may have nothing to measure
+        text, number = str(number), None
+    elif len(ONE_NUMBER.findall(text)) != 1:
+        raise ValueError(f"result {name}: {template!r} writes {text!r}, "
+                         "which is not exactly one number")
+    if number is not None and re.search(r":[^{}]*%\}", template):
+        number *= 100  # "{:.1%}" writes 0.879 as 87.9: the record keeps 87.9
+    record = {"name": name, "text": text, "number": number,
+              "reference": bool(reference)}
+    shown = f"{label or name.replace('_', ' ')}: {text}"
+    if reference:
+        shown += "  (reference)"
+    publish_display_data({"text/plain": shown}, metadata={RESULT_KEY: record})
+    return value

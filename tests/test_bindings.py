@@ -1,0 +1,236 @@
+"""Numbers bound to the run: every quoted result names its record; lies are refused, honest prose passes.
+
+Each lie below passed the old word-matching check; each honest sentence was refused by it.
+"""
+import json
+import re
+
+import nbformat
+import pytest
+
+from tests.factory import FRONT_MATTER, md, never_ran, publishable, ran, recorded, save_post
+from tools.bind_numbers import main as bind_main
+from tools.bindings import proposals, rewrite_notebook, rewritten, recorded_results, with_markers
+from tools.check_posts import check_notebook
+from tools.execute_posts import execute_in_place
+from tools.notebooks import REPO_ROOT, read_notebook, write_notebook_atomically
+from tools.prose_numbers import numbers_in
+
+PARAMETERS = "epochs = 8\nlearning_rate = 1e-3\nheld_out_share = 0.1\nbatch_size = 128"
+RECORDS = [
+    recorded("exact_first_epoch", "42.3%", 42.3), recorded("exact", "87.9%", 87.93),
+    recorded("original_exact", "87.3%", 87.3, reference=True), recorded("misread", "241", 241),
+    recorded("held_out", "2,000", 2000), recorded("training_images", "60,000", 60000),
+    recorded("weight", "0.7500", 0.75), recorded("accuracy", "97.0%", 97.0),
+    recorded("parameters", "534,348", 534348), recorded("saving", "2.9x", 2.93),
+    recorded("loss_gap", "1.2e-05", 1.2e-05), recorded("bias", "-0.31", -0.31),
+    recorded("gain", "2.1 pp", 2.1), recorded("budget", "10 min", 10),
+]
+
+
+def post(*cells, front=FRONT_MATTER, records=RECORDS):
+    parameters = ran(PARAMETERS, tags=["parameters"])
+    return publishable(parameters, ran("result(...)", *records), *cells, front=front)
+
+
+def problems_of(nb, tmp_path):
+    return [str(problem) for problem in check_notebook(save_post(nb, tmp_path / "posts"))]
+
+
+def assert_refused(nb, tmp_path, *fragments):
+    problems = problems_of(nb, tmp_path)
+    assert problems, "the lie passed"
+    for fragment in fragments:
+        assert any(fragment in problem for problem in problems), (fragment, problems)
+
+
+def figure(**options):
+    lines = ["#| label: fig-x", '#| fig-cap: "A plot."', '#| fig-alt: "A line."']
+    lines += [f"#| {key}: {json.dumps(value)}" for key, value in options.items()]
+    return ran("\n".join(lines) + "\nplot()", nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo="}))
+
+
+# ---- lies ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("prose, fragment", [
+    # two printed percentages swapped between the epochs they belong to
+    ("After one epoch 87.9 %<!--=exact_first_epoch-->, at the end 42.3 %<!--=exact-->.", "shows as 42.3%"),
+    ("The model still misreads 7 of 100 canvases.", "7 is not bound"),
+    ("| run | exact |\n|---|---|\n| this | 100 %<!--=exact--> |", "shows as 87.9%"),
+    ("| run | exact |\n|---|---|\n| this | 100 % |", "100 % is not bound"),
+    ("It reads 0.29 of held-out numbers.", "0.29 is not bound"),
+    ("The last line measures the gap: `3.4e-05`<!--=loss_gap-->.", "shows as 1.2e-05"),
+    ("The last line measures the gap: `3.4e-05`.", "3.4e-05 is not bound"),
+    ("The bias ends at −0.25<!--=bias-->.", "shows as -0.31"),
+    ("A weight of -0.5 is learned.", "-0.5 is not bound"),
+    ("It misreads seven of the canvases.", "seven is not bound"),
+    ("Between 96-97 % are read right.", "96 is not bound"),
+    ("It gets 97/100 right.", "97 is not bound"),
+    ("The model misreads 12.", "12 is not bound"),
+    ("Augmenting gains 2.1 percentage points.", "2.1 percentage points is not bound"),
+    ("Augmenting gains 2.1 percentage points<!--=exact-->.", "another unit"),
+    ("The gap is 3.4 × 10⁻⁵.", "is not bound"),
+    ("The gap is 3.4 × 10⁻⁵<!--=loss_gap-->.", "shows as 1.2e-05"),
+    ("$$\\text{exact} = 99.9\\%$$", "99.9\\% is not bound"),
+    ("Exact: $99.9\\,\\%$.", "is not bound"),
+    ("```console\n$ make check\nexact 99.9 %\n```", "99.9 % is not bound"),
+    ("```\nexact 99.9 %\n```", "99.9 % is not bound"),
+    ('<img src="a.png" alt="A line rising to 99.9 %">', "99.9 % is not bound"),
+    ('![A plot.](a.png){fig-alt="A line rising to 99.9 %"}', "99.9 % is not bound"),
+    ("It reads 87.9 %<!--=exactt-->.", "did you mean exact"),
+    ("The original run reached 87.3 %<!--=original_exact-->.", "is a reference value"),
+    ("This run reached 87.9 %<!--ref=exact-->.", "this run's own result"),
+    ("Trained for 10<!--set=epochs--> epochs.", "sets to 8"),
+    ("Trained for 8<!--set=steps--> epochs.", "does not set"),
+    ("It reads 87.9 %<!--text--> right.", "is a share"),
+    ("A stray <!--=exact--> marker.", "follows no number"),
+    ("It reads 87.9 %<!--=exact--><!--=exact-->.", "two markers"),
+    ("It reads 87.9 %<!-- =exact, rounded -->.", "is not a marker"),
+    ("It reads 88 %<!--~exact--> of them, or 87 %<!--~exact-->.", "rounds to 88"),
+])
+def test_a_lie_in_the_prose_is_refused(tmp_path, prose, fragment):
+    assert_refused(post(md(prose)), tmp_path, fragment)
+
+
+@pytest.mark.parametrize("options", [{"fig-subcap": ["Left at 99.9 %.", "Right."]}, {"tbl-cap": "Exact: 99.9 %."},
+                                     {"fig-cap": "Exact reaches 99.9 %."}, {"fig-alt": "A line to 99.9 %."}])
+def test_captions_cannot_quote_a_result(tmp_path, options):
+    assert_refused(post(figure(**options)), tmp_path, "captions", "99.9 %")
+
+
+def test_a_raw_cell_is_read_as_prose(tmp_path):
+    raw = nbformat.v4.new_raw_cell("<p>Held-out accuracy 99.9 %</p>")
+    assert_refused(post(raw), tmp_path, "cell 4 (raw)", "99.9 % is not bound")
+    raw = nbformat.v4.new_raw_cell("<p>Held-out accuracy 87.9 %<!--=exact--></p>")
+    assert problems_of(post(raw), tmp_path) == []
+
+
+def test_front_matter_cannot_quote_a_result(tmp_path):
+    front = FRONT_MATTER.replace('title: "An example post"', 'title: "An example post"\nsubtitle: "99.9 % exact"')
+    assert_refused(post(front=front), tmp_path, "front matter", "99.9 %")
+
+
+def test_an_included_file_is_read_and_a_missing_one_refused(tmp_path):
+    nb = post(md("{{< include _results.md >}}"))
+    path = save_post(nb, tmp_path / "posts")
+    (path.parent / "_results.md").write_text("It reads 99.9 % of them.\n", encoding="utf-8")
+    problems = [str(problem) for problem in check_notebook(path)]
+    assert any("include _results.md" in problem and "99.9 %" in problem for problem in problems), problems
+    (path.parent / "_results.md").unlink()
+    problems = [str(problem) for problem in check_notebook(path)]
+    assert any("included file cannot be read" in problem for problem in problems), problems
+
+
+def test_a_record_that_disagrees_with_what_its_output_shows_is_refused(tmp_path):
+    edited = recorded("exact", "87.9%", 87.93)
+    edited.data["text/plain"] = "exact: 99.9%"
+    assert_refused(post(records=[edited]), tmp_path, "the output shows")
+
+
+def test_a_name_recorded_twice_is_refused(tmp_path):
+    assert_refused(post(records=[recorded("exact", "87.9%", 87.9), recorded("exact", "42.3%", 42.3)]), tmp_path,
+                   "recorded twice")
+
+
+# ---- honest writing ----------------------------------------------------------------------------
+
+HONEST = [
+    "This is post 3 of 4; see §3.2, Figure 2, the 1990s, the 2017 paper, TensorFlow 2.15 and PyTorch 2.13.0.",
+    "MNIST's 60,000<!--=training_images--> training images.",
+    "The weight is 0.75<!--~weight-->, where the run prints 0.7500<!--=weight-->.",
+    "It reads 97 %<!--~accuracy--> of them, 97.0 %<!--=accuracy--> as printed.",
+    "The post takes about 10 minutes<!--text--> to read.",
+    "A learning rate of 0.001<!--set=learning_rate-->, a batch of 128<!--set=batch_size-->, 8<!--set=epochs--> epochs.",
+    "We hold out 10 %<!--set=held_out_share--> of the data.",
+    "The model has 0.53 million<!--~parameters--> parameters, 534,348<!--=parameters--> exactly.",
+    "It does 2.9<!--=saving--> times fewer multiply-adds (2.9x<!--=saving-->).",
+    "After one epoch 42.3 %<!--=exact_first_epoch-->, at the end 87.9 %<!--=exact-->; the original run reached "
+    "87.3 %<!--ref=original_exact--> (about 87 %<!--ref~original_exact-->).",
+    "It misreads 241<!--=misread--> of 2,000<!--=held_out--> canvases and trains within the 10 min<!--=budget--> "
+    "budget; the gap is `1.2e-05`<!--=loss_gap--> or $1.2 \\times 10^{-5}$<!--=loss_gap-->, 1.2 × 10⁻⁵<!--=loss_gap-->.",
+    "A 28×84 canvas of 7×7 patches, a 4 by 4 grid, digit 1 and digits 2 and 3, a 7 with a bar, the flagged 1, "
+    "SHA-256, $q = [\\sqrt{2}\\,\\ln 3, 0]$ and $1 - \\varepsilon$, `d_model = 64`, [v2.5](https://example.org/1.5) "
+    "[@vaswani2017].",
+    "1. a numbered list\n2. of steps\n\n## 3. A numbered heading",
+    "Reading three digits, one at a time, with two heads.",
+]
+
+
+@pytest.mark.parametrize("prose", HONEST)
+def test_honest_prose_passes(tmp_path, prose):
+    assert problems_of(post(md(prose)), tmp_path) == []
+
+
+# ---- what counts as a number ---------------------------------------------------------------------
+
+def test_numbers_are_read_with_their_value_unit_and_precision():
+    found = {number.numeral: number for number in numbers_in(
+        "Reads 87.9 % and 2,000 canvases, −0.25, 2.9x, 0.53 million, 1.2×10⁻⁵, 25 s, 2.1 percentage points.")}
+    assert (found["87.9"].unit, found["87.9"].places) == ("%", 1)
+    assert str(found["2,000"].value) == "2000" and str(found["−0.25"].value) == "-0.25"
+    assert found["2.9"].unit == "x" and found["0.53"].value == 530000 and found["0.53"].scale == 6
+    assert float(found["1.2×10⁻⁵"].value) == 1.2e-05
+    assert found["25"].unit == "s" and found["2.1"].unit == "pp"
+    assert all(number.result_like for number in found.values())
+
+
+# ---- the prose follows the run -------------------------------------------------------------------
+
+def test_rewriting_follows_new_records_and_keeps_the_prose_s_form():
+    records, _ = recorded_results(post(records=[recorded("exact", "91.4%", 91.42), recorded("total", "12,345", 12345),
+                                                recorded("original", "87.3%", 87.3, reference=True)]))
+    text = ("It reads 87.9 %<!--=exact--> (about 88 %<!--~exact-->) of 2,000<!--~total--> canvases, "
+            "after 8<!--set=epochs--> epochs, in 10 minutes<!--text-->; the original 87.3 %<!--ref=original-->.")
+    new, changed = rewritten(text, records)
+    assert new == ("It reads 91.4 %<!--=exact--> (about 91 %<!--~exact-->) of 12,345<!--~total--> canvases, "
+                   "after 8<!--set=epochs--> epochs, in 10 minutes<!--text-->; the original 87.3 %<!--ref=original-->.")
+    assert changed and "91.4 %" in changed[0][1] and "<!--" not in changed[0][1]
+    assert rewritten(new, records) == (new, [])
+
+
+def test_execute_rewrites_the_prose_and_lists_what_changed(tmp_path):
+    nb = publishable(never_ran("share = 0.873"), never_ran("result('share', share, '{:.1%}', 'exact')"),
+                     md("The reader is right 87.3 %<!--=share--> of the time."), helpers=["_results.py"],
+                     provenance=None)
+    path = save_post(nb, tmp_path / "posts")
+    execute_in_place(path, echo=lambda line: None)
+    assert check_notebook(path) == []
+    nb = read_notebook(path)
+    nb.cells[2].source = "share = 0.9051"
+    write_notebook_atomically(nb, path)
+    lines = []
+    execute_in_place(path, echo=lines.append)
+    assert read_notebook(path).cells[4].source == "The reader is right 90.5 %<!--=share--> of the time."
+    assert any("changed 1 sentence" in line for line in lines), lines
+    assert any("was: The reader is right 87.3 % of the time." in line for line in lines), lines
+    assert check_notebook(path) == []
+
+
+# ---- proposing markers ---------------------------------------------------------------------------
+
+def test_proposals_bind_by_value_and_words_and_leave_the_undecidable():
+    nb = post(md("It misreads 241 canvases and reads 87.9 % exactly. The model has 534,348 parameters. "
+                 "It trains for 8 epochs. Something is 5."))
+    found = {proposal.number.numeral: proposal for proposal in proposals(nb)}
+    assert found["241"].decided and found["241"].markers[0] == "<!--=misread-->"
+    assert found["87.9"].markers[0] == "<!--=exact-->" and found["534,348"].decided
+    assert found["8"].markers[0] == "<!--set=epochs-->"
+    assert not found["5"].decided and found["5"].markers == []
+    written = with_markers(list(found.values()))
+    assert written == 4
+    assert "241<!--=misread--> canvases" in nb.cells[-1].source and "Something is 5." in nb.cells[-1].source
+
+
+def test_the_published_posts_leave_nothing_to_bind(capsys):
+    assert bind_main([]) == 0, capsys.readouterr().out
+    assert "0 unbound number(s)" in capsys.readouterr().out
+
+
+def test_the_readme_s_marker_examples_pass(tmp_path):
+    """The README's table of markers is the rule; each of its examples passes against records like its own."""
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("**Numbers in prose.**"):readme.index("## Writing a new post")]
+    examples = re.findall(r"^\| `([^`]*<!--[^`]*-->)`", section, re.MULTILINE)
+    assert len(examples) == 5, examples
+    records = [recorded("exact", "87.9%", 87.93), recorded("original", "87.3%", 87.3, reference=True)]
+    assert problems_of(post(md(", ".join(examples) + "."), records=records), tmp_path) == []
