@@ -35,7 +35,8 @@ import pytest
 import yaml
 
 from tools.browser import CHROMIUM, CHROMIUM_FLAGS, html_pages, served
-from tools.notebooks import REPO_ROOT, cell_options, find_posts, front_matter, read_notebook
+from tools.notebooks import POSTS_DIR, REPO_ROOT, cell_options, find_posts, front_matter, read_notebook
+from tools.series import series_order
 
 SITE = REPO_ROOT / "_site"
 SITE_URL = yaml.safe_load((REPO_ROOT / "_quarto.yml").read_text())["website"]["site-url"]
@@ -335,6 +336,20 @@ def test_every_post_page_shows_its_figures_with_alt_text(rendered_site):
         assert set(labels) <= parsed.ids, f"{page}: figures missing: {sorted(set(labels) - parsed.ids)}"
         assert images_without_alt(page) == [], f"{page}: images without alt text"
         assert len(parsed.images) >= len(labels)
+
+
+def test_the_home_page_lists_the_course_in_reading_order_and_each_part_links_its_neighbours(rendered_site):
+    order = series_order(POSTS_DIR)
+    home = (rendered_site / "index.html").read_text(encoding="utf-8")
+    first_link = [home.find(f"posts/{folder}/index.html") for folder in order]
+    assert -1 not in first_link and first_link == sorted(first_link), f"home page order differs from {order}"
+    for part, folder in enumerate(order, start=1):
+        page = (rendered_site / "posts" / folder / "index.html").read_text(encoding="utf-8")
+        assert f"Part {part} of {len(order)}" in page, f"{folder}: its part is not in the title block"
+        neighbours = [order[index] for index in (part - 2, part) if 0 <= index < len(order)]
+        for neighbour in neighbours:
+            assert re.search(rf'href="(?:\.\./)+(?:posts/)?{neighbour}/index\.html"', page), \
+                f"{folder} does not link to {neighbour}"
 
 
 def test_every_post_has_a_social_card_and_the_site_a_favicon(rendered_site):

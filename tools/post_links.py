@@ -18,6 +18,9 @@ thumbnail is rarely readable, so `blog.thumbnail` may also name a part of it:
 box as fractions of the figure's width and height, and the alt text of that part
 (the figure's own describes all of it); the thumbnail is then that part (byte for
 byte what Pillow writes, the same on every run).
+
+It also writes each post's place in the series (tools/series.py): its part number and
+the links to the previous and next post, from the order in posts/_series.yml.
 """
 import argparse
 import base64
@@ -32,6 +35,7 @@ from tools.notebooks import (
     FRONT_MATTER, POSTS_DIR, REPO_ROOT, NotebookError, blog_metadata, cell_options, front_matter, site_config,
     sync_posts,
 )
+from tools.series import series_drift, write_series
 
 THUMBNAIL = "thumbnail.png"
 
@@ -173,7 +177,8 @@ def links_drift(nb, folder, repo_url):
         thumbnail = post_dir / THUMBNAIL
         if not thumbnail.exists() or thumbnail.read_bytes() != figure[1]:
             wrong.append(f"{THUMBNAIL} (not the stored image of {figure[0]})")
-    return f"links out of date: {', '.join(wrong)}" if wrong else None
+    drifts = [f"links out of date: {', '.join(wrong)}" if wrong else None, series_drift(nb, post_dir)]
+    return "; ".join(drift for drift in drifts if drift) or None
 
 
 def write_links(nb, folder, repo_url):
@@ -182,6 +187,7 @@ def write_links(nb, folder, repo_url):
     if matter is None:
         raise NotebookError("no front matter to hold the links: the first cell must be markdown with a --- block")
     matter.update(expected_front_matter(nb, Path(folder).name, repo_url))
+    write_series(nb, post_folder(folder), matter)
     resources = list(matter.get("resources") or [])
     matter["resources"] = [name for name in expected_resources(nb) if name not in resources] + resources
     block = yaml.safe_dump(matter, sort_keys=False, allow_unicode=True, width=100).strip()

@@ -1,0 +1,104 @@
+"""The posts as one course: each listed post knows its part and links to its neighbours, in reading order."""
+import re
+
+import pytest
+
+from tests.factory import FRONT_MATTER, md, publishable, save_post
+from tools.check_posts import check_notebook
+from tools.notebooks import POSTS_DIR, NotebookError, front_matter, read_notebook, write_notebook_atomically
+from tools.post_links import links_drift, repository_url, write_links
+from tools.series import SERIES_FILE, series_order
+
+FOLDERS = ["2026-01-01-first", "2026-01-02-second", "2026-01-03-third"]
+
+
+def course(tmp_path, order):
+    """Three posts under tmp_path/posts, a series file listing `order`, each post's links written."""
+    posts = tmp_path / "posts"
+    paths = []
+    for number, folder in enumerate(FOLDERS, start=1):
+        front = FRONT_MATTER.replace('"An example post"', f'"Post number {number}"')
+        paths.append(save_post(publishable(md("Some prose."), front=front), posts, folder, links=False))
+    (posts / SERIES_FILE).write_text("".join(f"- {folder}\n" for folder in order), encoding="utf-8")
+    for path in paths:
+        relink(path)
+    return posts, paths
+
+
+def relink(path):
+    nb = read_notebook(path)
+    write_links(nb, path.parent, repository_url())
+    write_notebook_atomically(nb, path)
+    return nb
+
+
+def test_each_post_gets_its_part_and_its_neighbours_in_reading_order(tmp_path):
+    _, paths = course(tmp_path, [FOLDERS[0], FOLDERS[2], FOLDERS[1]])  # reading order is not date order
+    first, second, third = (read_notebook(path) for path in paths)
+    assert (front_matter(first)["order"], front_matter(first)["subtitle"]) == (1, "Part 1 of 3")
+    assert (front_matter(third)["order"], front_matter(second)["order"]) == (2, 3)
+    links = third.cells[-1].source
+    assert "part 2 of 3" in links
+    assert "Previous: [Post number 1](../2026-01-01-first/index.ipynb)" in links
+    assert "Next: [Post number 2](../2026-01-02-second/index.ipynb)" in links
+    assert "Previous: [Post number 3]" in second.cells[-1].source and "the last" in second.cells[-1].source
+    assert "Previous" not in first.cells[-1].source
+    for path in paths:
+        assert links_drift(read_notebook(path), path.parent, repository_url()) is None
+        assert check_notebook(path) == []
+
+
+def test_a_change_of_order_or_a_hand_edit_is_out_of_date_until_make_inline(tmp_path):
+    posts, paths = course(tmp_path, FOLDERS)
+    (posts / SERIES_FILE).write_text("".join(f"- {folder}\n" for folder in reversed(FOLDERS)), encoding="utf-8")
+    drift = links_drift(read_notebook(paths[0]), paths[0].parent, repository_url())
+    assert "series out of date: order, subtitle, the links" in drift
+    assert any("run `make inline`" in str(problem) for problem in check_notebook(paths[0]))
+    nb = relink(paths[0])
+    assert front_matter(nb)["order"] == 3 and links_drift(nb, paths[0].parent, repository_url()) is None
+    nb.cells[-1].source = nb.cells[-1].source.replace("Previous", "Earlier")
+    assert "the links to the previous and next post" in links_drift(nb, paths[0].parent, repository_url())
+    nb.cells.append(md("A paragraph after the links."))
+    assert "the last cell" in links_drift(nb, paths[0].parent, repository_url())
+
+
+def test_a_post_left_out_of_the_series_stands_alone(tmp_path):
+    posts, paths = course(tmp_path, FOLDERS[:2])
+    nb = read_notebook(paths[2])
+    assert "order" not in front_matter(nb) and nb.cells[-1].source == "Some prose."
+    assert "Next: [Post number 2]" in read_notebook(paths[0]).cells[-1].source
+    assert "the last" in read_notebook(paths[1]).cells[-1].source
+
+
+@pytest.mark.parametrize("text, said", [
+    ("- 2026-01-09-missing\n", "lists ['2026-01-09-missing'], which hold no index.ipynb"),
+    ("first: [\n", "is not valid YAML"),
+    ("- 2026-01-01-first\n- 2026-01-01-first\n", "each once"),
+])
+def test_a_broken_series_file_is_named(tmp_path, text, said):
+    posts, _ = course(tmp_path, FOLDERS)
+    (posts / SERIES_FILE).write_text(text, encoding="utf-8")
+    with pytest.raises(NotebookError, match=None) as error:
+        series_order(posts)
+    assert said in str(error.value)
+
+
+def test_the_course_lists_every_published_post_once():
+    order = series_order(POSTS_DIR)
+    assert sorted(order) == sorted(path.parent.name for path in POSTS_DIR.glob("*/index.ipynb"))
+    for part, folder in enumerate(order, start=1):
+        nb = read_notebook(POSTS_DIR / folder / "index.ipynb")
+        assert front_matter(nb)["subtitle"] == f"Part {part} of {len(order)}"
+        assert "**After this part**" in nb.cells[0].source, f"{folder} says what the reader can do after it"
+
+
+def test_every_part_asks_the_reader_at_least_four_questions_with_answers_one_click_away():
+    """LLM-by-Hand style: a question in a folded callout's title, its answer (bound numbers) inside."""
+    question = re.compile(r'::: \{\.callout-(?:note|tip) collapse="true"\}\n## (?:Predict|Check yourself|Exercise):'
+                          r"[^\n]*\n(.+?)\n:::", re.DOTALL)
+    for folder in series_order(POSTS_DIR):
+        nb = read_notebook(POSTS_DIR / folder / "index.ipynb")
+        answers = [answer for cell in nb.cells if cell.cell_type == "markdown"
+                   for answer in question.findall(cell.source)]
+        assert len(answers) >= 4, f"{folder} asks {len(answers)} question(s)"
+        assert all(len(answer.split()) >= 8 for answer in answers), f"{folder}: an answer without its reasoning"
