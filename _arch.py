@@ -13,7 +13,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 import visualtorch
-from matplotlib.patches import Patch
+from matplotlib.patches import FancyBboxPatch, Patch
 from visualtorch.backend import extract_architecture
 from visualtorch.utils.layer_utils import Input
 
@@ -177,4 +177,121 @@ def diagram(stacks, width=7.0, **overrides):
     names = sorted(legend, key=lambda name: order.index(name) if name in order else 99)
     fig.legend([legend[name] for name in names], names, loc="lower left",
                ncol=len(names), frameon=False, handlelength=1.2, borderaxespad=0)
+    return fig
+
+
+# ---- the encoder–decoder as a lesson draws it ------------------------------------
+# Each kind of sub-layer keeps one colour in every post: attention orange, feed-forward
+# aqua, embeddings purple, the output layer blue; add & norm is outlined only.
+PART_COLOURS = {"attention": ORANGE, "feed-forward": AQUA, "embedding": PURPLE,
+                "output": BLUE, "norm": None}
+ENCODER_PARTS = [("self-attention", "attention"), ("add & norm", "norm"),
+                 ("feed-forward", "feed-forward"), ("add & norm", "norm")]
+DECODER_PARTS = [("masked self-attention", "attention"), ("add & norm", "norm"),
+                 ("cross-attention", "attention"), ("add & norm", "norm"),
+                 ("feed-forward", "feed-forward"), ("add & norm", "norm")]
+BOX_W, BOX_H, GAP = 3.6, 0.55, 0.3  # in the figure's data units
+
+
+def _box(ax, x, y, text, kind, highlighted):
+    """One labelled sub-layer box centred on (x, y); a highlighted one is filled."""
+    colour = PART_COLOURS[kind] or INK
+    fill = colour if highlighted and PART_COLOURS[kind] else "none"
+    ax.add_patch(FancyBboxPatch(
+        (x - BOX_W / 2, y - BOX_H / 2), BOX_W, BOX_H,
+        boxstyle="round,pad=0.02,rounding_size=0.12", facecolor=fill,
+        alpha=0.9 if fill != "none" else 1, edgecolor=colour,
+        linewidth=2.4 if highlighted else 1.3))
+    ax.text(x, y, text, ha="center", va="center",
+            fontsize=10 if len(text) <= 28 else 9,  # a long label stays inside its box
+            color="white" if fill != "none" else INK,
+            fontweight="bold" if highlighted else "normal")
+
+
+def _arrow(ax, points, label=None, label_at=0.5, side="right"):
+    """A line through `points` ending in an arrowhead, a shape written beside it."""
+    xs, ys = zip(*points)
+    ax.plot(xs[:-1], ys[:-1], color=AXIS, linewidth=1.3, solid_capstyle="butt")
+    ax.annotate("", xy=points[-1], xytext=points[-2],
+                arrowprops=dict(arrowstyle="-|>", color=AXIS, linewidth=1.3,
+                                shrinkA=0, shrinkB=0))
+    if label:
+        (x0, y0), (x1, y1) = points[-2], points[-1]
+        x, y = x0 + (x1 - x0) * label_at, y0 + (y1 - y0) * label_at
+        ax.text(x + (0.12 if side == "right" else -0.12), y, label, fontsize=9,
+                color=INK, ha="left" if side == "right" else "right",
+                va="center", family="monospace")
+
+
+def _stack(ax, x, bottom, parts, layers, highlight, side):
+    """A stack's sub-layers in a frame marked ×layers on its `side` ("left" or
+    "right"); returns (centres, top)."""
+    centres = [bottom + GAP + BOX_H / 2 + i * (BOX_H + GAP)
+               for i in range(len(parts))]
+    top = centres[-1] + BOX_H / 2 + GAP
+    ax.add_patch(FancyBboxPatch(
+        (x - BOX_W / 2 - 0.25, bottom), BOX_W + 0.5, top - bottom,
+        boxstyle="round,pad=0,rounding_size=0.2", facecolor="none",
+        edgecolor=AXIS, linewidth=1.2, linestyle=(0, (4, 3))))
+    edge = x - BOX_W / 2 - 0.4 if side == "left" else x + BOX_W / 2 + 0.4
+    ax.text(edge, (bottom + top) / 2, f"×{layers}", fontsize=12, color=INK,
+            ha="right" if side == "left" else "left", va="center", fontweight="bold")
+    for (name, kind), y in zip(parts, centres):
+        _box(ax, x, y, name, kind, name in highlight)
+    for below, above in zip(centres, centres[1:]):
+        _arrow(ax, [(x, below + BOX_H / 2), (x, above - BOX_H / 2)])
+    return centres, top
+
+
+def encoder_decoder(*, source, source_embedding, target, target_embedding, memory,
+                    target_vectors, scores, encoder_layers, decoder_layers,
+                    highlight=()):
+    """The encoder–decoder as labelled boxes, with the tensor shapes between them.
+
+    Each argument is what the post's own model has: `source` and `target` are what
+    enters each stack with its shape ("canvas B×1×28×84", "tokens so far B×T"),
+    `source_embedding` and `target_embedding` say how they become vectors, `memory`
+    is the shape of the encoder's vectors (in and out: "B×48×96"), `target_vectors`
+    the decoder's ("B×T×96"), `scores` the output layer's ("B×T×13"), and the
+    layer counts are the two stacks' depths. The memory arrow runs from the
+    encoder's top into every decoder layer's cross-attention. `highlight` names the
+    boxes the post is about ("cross-attention", "masked self-attention", "output",
+    "embedding"): they are filled.
+    Returns the figure.
+    """
+    highlight = set(highlight)
+    fig, ax = plt.subplots(figsize=(7.4, 6.6))
+    ax.set_xlim(-1.3, 10.6)
+    ax.set_ylim(-0.2, 10.8)
+    ax.axis("off")
+    left, right = 2.4, 7.9
+    for x, title in ((left, "Encoder"), (right, "Decoder")):
+        ax.text(x, 10.4, title, ha="center", fontsize=12, color=INK,
+                fontweight="bold")
+    for x, given, embedding in ((left, source, source_embedding),
+                                (right, target, target_embedding)):
+        ax.text(x, 0.15, given, ha="center", fontsize=9, color=INK, family="monospace")
+        _box(ax, x, 1.2, embedding, "embedding", "embedding" in highlight)
+        _arrow(ax, [(x, 0.45), (x, 1.2 - BOX_H / 2)])
+    bottom = 2.4  # of the two stacks' frames
+    _, encoder_top = _stack(ax, left, bottom, ENCODER_PARTS, encoder_layers,
+                            highlight, "left")
+    centres, decoder_top = _stack(ax, right, bottom, DECODER_PARTS, decoder_layers,
+                                  highlight, "right")
+    for x, shape in ((left, memory), (right, target_vectors)):
+        _arrow(ax, [(x, 1.2 + BOX_H / 2), (x, bottom + GAP)], shape, label_at=0.35)
+    # the memory: out of the encoder's top, across, into cross-attention's side
+    cross = centres[2]
+    turn = encoder_top + 0.9
+    _arrow(ax, [(left, encoder_top), (left, turn), (5.3, turn), (5.3, cross),
+                (right - BOX_W / 2, cross)])
+    ax.text(left, turn + 0.3, f"memory  {memory}", ha="center", fontsize=9,
+            color=INK, family="monospace")
+    output = decoder_top + 0.75
+    _arrow(ax, [(right, decoder_top), (right, output - BOX_H / 2)])
+    _box(ax, right, output, "linear: a score per token", "output",
+         "output" in highlight)
+    _arrow(ax, [(right, output + BOX_H / 2), (right, output + 0.9)])
+    ax.text(right, output + 1.05, f"scores  {scores}", ha="center", fontsize=9,
+            color=INK, family="monospace")
     return fig

@@ -5,7 +5,7 @@ import pytest
 
 from tests.factory import FRONT_MATTER, md, publishable, save_post
 from tools.check_posts import check_notebook
-from tools.notebooks import POSTS_DIR, NotebookError, front_matter, read_notebook, write_notebook_atomically
+from tools.notebooks import POSTS_DIR, REPO_ROOT, NotebookError, front_matter, read_notebook, write_notebook_atomically
 from tools.post_links import links_drift, repository_url, write_links
 from tools.series import SERIES_FILE, series_order
 
@@ -43,6 +43,7 @@ def test_each_post_gets_its_part_and_its_neighbours_in_reading_order(tmp_path):
     assert "Next: [Post number 2](../2026-01-02-second/index.ipynb)" in links
     assert "Previous: [Post number 3]" in second.cells[-1].source and "the last" in second.cells[-1].source
     assert "Previous" not in first.cells[-1].source
+    assert all("[glossary](../../glossary.qmd)" in nb.cells[-1].source for nb in (first, second, third))
     for path in paths:
         assert links_drift(read_notebook(path), path.parent, repository_url()) is None
         assert check_notebook(path) == []
@@ -83,7 +84,9 @@ def test_a_broken_series_file_is_named(tmp_path, text, said):
     assert said in str(error.value)
 
 
-def test_the_course_lists_every_published_post_once():
+def test_the_course_lists_every_published_post_once_and_its_glossary_is_rendered():
+    assert "glossary.qmd" in (REPO_ROOT / "_quarto.yml").read_text(encoding="utf-8")
+    assert (REPO_ROOT / "glossary.qmd").is_file()
     order = series_order(POSTS_DIR)
     assert sorted(order) == sorted(path.parent.name for path in POSTS_DIR.glob("*/index.ipynb"))
     for part, folder in enumerate(order, start=1):

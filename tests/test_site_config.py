@@ -12,10 +12,11 @@ from tools.notebooks import REPO_ROOT, find_posts, front_matter, read_notebook
 CONFIG = yaml.safe_load((REPO_ROOT / "_quarto.yml").read_text())
 
 
-def test_blog_home_lists_posts_newest_first_with_categories_and_a_feed():
+def test_blog_home_lists_the_course_in_reading_order_with_categories_and_a_feed():
+    """The posts are one course (posts/_series.yml): the home page lists them by part, not by date."""
     home = yaml.safe_load((REPO_ROOT / "index.qmd").read_text().split("---")[1])
     listing = home["listing"]
-    assert listing["contents"] == "posts" and listing["sort"] == "date desc"
+    assert listing["contents"] == "posts" and listing["sort"] == "order"
     assert listing["categories"] is True and listing["feed"] is True
     assert {"image", "date", "title", "description", "categories", "reading-time"} <= set(listing["fields"])
     assert CONFIG["website"]["site-url"].startswith("https://") and CONFIG["website"]["description"], \

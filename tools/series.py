@@ -6,7 +6,7 @@ files whose names start with `_`). From it `make inline` writes into each listed
 - `order: n` and `subtitle: "Part n of N"` in the front matter: the home page lists
   the posts by `order` (index.qmd), and the title block says where the reader is;
 - a last markdown cell, generated (metadata `blog.generated: series`), that links to
-  the previous and the next post by their titles.
+  the previous and the next post by their titles, and to the glossary.
 
 `make check` refuses a listed post whose place or links are out of date, and a list that
 names a folder without a post. A post left out of the list is a post on its own: it gets
@@ -22,6 +22,7 @@ from tools.notebooks import NOTEBOOK_NAME, NotebookError, blog_metadata, front_m
 SERIES_FILE = "_series.yml"
 SERIES_NAME = "Reading digits with transformers"
 GENERATED = "series"
+GLOSSARY = "glossary.qmd"  # at the site's root, two folders above a post
 
 
 def series_order(posts_dir):
@@ -79,6 +80,7 @@ def expected_links_cell(post_dir):
         lines.append(f"Previous: [{title_of(posts_dir, previous)}](../{previous}/{NOTEBOOK_NAME})")
     if following:
         lines.append(f"Next: [{title_of(posts_dir, following)}](../{following}/{NOTEBOOK_NAME})")
+    lines.append(f"The words the parts share are in the [glossary](../../{GLOSSARY}).")
     return "---\n\n" + "\n\n".join(lines)
 
 
