@@ -188,6 +188,13 @@ def test_rewriting_follows_new_records_and_keeps_the_prose_s_form():
     assert rewritten(new, records) == (new, [])
 
 
+def test_a_record_with_nothing_to_quote_is_never_written_into_the_prose(tmp_path):
+    records, _ = recorded_results(post(records=[recorded("share", "nan", None)]))
+    text = "Right 87.3 %<!--=share--> of the time, about 87 %<!--~share-->."
+    assert rewritten(text, records) == (text, [])
+    assert_refused(post(md(text), records=[recorded("share", "nan", None)]), tmp_path, "shows as nan")
+
+
 def test_execute_rewrites_the_prose_and_lists_what_changed(tmp_path):
     nb = publishable(never_ran("share = 0.873"), never_ran("result('share', share, '{:.1%}', 'exact')"),
                      md("The reader is right 87.3 %<!--=share--> of the time."), helpers=["_results.py"],

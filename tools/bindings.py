@@ -17,6 +17,7 @@ front matter and cell-option captions cannot carry one, so they may not quote a 
 """
 import ast
 import difflib
+import math
 import re
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
@@ -311,8 +312,9 @@ def rewritten(text, records):
     edits = []
     for bound in listed:
         record = records.get(bound.name) if bound.kind and bound.kind not in ("text", "set=") else None
-        if record is None or record.reference != bound.kind.startswith("ref"):
-            continue
+        if record is None or record.reference != bound.kind.startswith("ref") or not record.numeral \
+                or not math.isfinite(record.number):
+            continue  # nothing to write from: make check names the binding
         new = record.numeral if bound.kind.endswith("=") else format_rounded(
             record, bound.number, commas="," in bound.number.numeral)
         if new != bound.number.numeral:
