@@ -5,12 +5,14 @@ matter, cells that ran, provenance, and the seal `make execute` records over the
 A test then adds or changes one thing: after the seal to play an author editing
 a finished notebook, or followed by `reseal(nb)` to play a run that made it so.
 """
+import shutil
+
 import nbformat
 
 from tools.bindings import RESULT_KEY
 from tools.data_sources import STAND_IN_DATA
-from tools.inline_helpers import inline
-from tools.notebooks import NO_DOWNLOAD, blog_metadata, download_calls, front_matter, record_seal, write_notebook_atomically
+from tools.inline_helpers import HELPERS, inline
+from tools.notebooks import NO_DOWNLOAD, REPO_ROOT, blog_metadata, download_calls, front_matter, record_seal, write_notebook_atomically
 from tools.post_links import repository_url, write_links, write_thumbnail
 
 FRONT_MATTER = """---
@@ -96,3 +98,12 @@ def save_post(nb, posts_dir, folder="2026-01-01-example", links=True):
         write_thumbnail(nb, path.parent)
     write_notebook_atomically(nb, path)
     return path
+
+
+def repository_copy(tmp_path):
+    """A repository root holding the site config and the helpers the tools read, for a test to break one."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    for name in ("_quarto.yml", *HELPERS):
+        shutil.copy(REPO_ROOT / name, root / name)
+    return root

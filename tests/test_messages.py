@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from tests.factory import FRONT_MATTER, image, publishable, ran, save_post, stream
+from tests.factory import FRONT_MATTER, image, publishable, ran, repository_copy, save_post, stream
 from tools import check_posts, standin_data
 from tools.check_posts import check_notebook
 from tools.inline_helpers import HELPERS, setup_drift
@@ -78,12 +78,7 @@ def test_cell_options_that_are_not_yaml_are_named_once(tmp_path):
 
 @pytest.fixture
 def repo_copy(tmp_path):
-    """A repository root with the site config and helpers the checks read, to break one of them."""
-    root = tmp_path / "repo"
-    root.mkdir()
-    for name in ("_quarto.yml", *HELPERS):
-        shutil.copy(REPO_ROOT / name, root / name)
-    return root
+    return repository_copy(tmp_path)
 
 
 @pytest.mark.parametrize("break_it, fragment", [

@@ -1,17 +1,17 @@
 """`make new` scaffolds a post that runs, and that `make check` refuses only for what the author must add."""
 import errno
 import re
-import shutil
 from datetime import date
 
 import pytest
 
+from tests.factory import repository_copy
 from tools import new_post as new_post_tool, notebooks
 from tools.check_posts import check_notebook
-from tools.inline_helpers import HELPERS, setup_drift
+from tools.inline_helpers import setup_drift
 from tools.new_post import TITLE_VARIABLE, PostExists, create_post, main, slugify
 from tools.notebooks import (
-    PARAMETERS_TAG, REPO_ROOT, SETUP_TAG, NotebookError, blog_metadata, front_matter, has_tag, read_notebook,
+    PARAMETERS_TAG, SETUP_TAG, NotebookError, blog_metadata, front_matter, has_tag, read_notebook,
 )
 
 
@@ -170,11 +170,7 @@ def test_an_empty_folder_left_by_an_earlier_attempt_is_used(tmp_path):
 
 @pytest.fixture
 def repo_root(tmp_path):
-    root = tmp_path / "repo"
-    root.mkdir()
-    for name in ("_quarto.yml", *HELPERS):
-        shutil.copy(REPO_ROOT / name, root / name)
-    return root
+    return repository_copy(tmp_path)
 
 
 @pytest.mark.parametrize("break_it, said", [

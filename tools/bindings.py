@@ -260,9 +260,7 @@ def record_problem(bound, quoted, record):
         return (f"{quoted} is bound to {record.name}, which the run shows as {record.text}: "
                 "the prose writes another unit")
     if bound.kind.endswith("="):
-        written = decimal_of(record.numeral)
-        value = bound.number.value
-        if written is None or value != written or value.as_tuple().exponent != written.as_tuple().exponent:
+        if not shows_exactly(record, bound.number):
             rounding = bound.kind.replace("=", "~")
             return (f"{quoted} is bound to {record.name}, which the run shows as {record.text}; write it as shown, "
                     f"or round it with <!--{rounding}{record.name}-->")
@@ -271,6 +269,14 @@ def record_problem(bound, quoted, record):
         return (f"{quoted} is bound to {record.name} rounded, but the run shows {record.text}, which rounds to "
                 f"{format_rounded(record, bound.number)} at the places written")
     return None
+
+
+def shows_exactly(record, number):
+    """Does the prose write the record's number as the run shows it: its value and its places
+    ("97.0" for 97.0%, not "97"; "1.2 × 10⁻⁵" for 1.2e-05)?"""
+    written = decimal_of(record.numeral)
+    return written is not None and written == number.value and \
+        written.as_tuple().exponent == number.value.as_tuple().exponent
 
 
 def same_unit(quoted, recorded):
@@ -297,11 +303,15 @@ def setting_problem(bound, quoted, values):
     if bound.name not in values:
         return (f"{quoted} is marked as the setting {bound.name}, which the parameters cell does not set to a number"
                 + (f" (it sets {', '.join(sorted(values))})" if values else " (there is no parameters cell)"))
-    setting = Decimal(repr(values[bound.name]))
-    quoted_value = bound.number.value / 100 if bound.number.unit == "%" else bound.number.value
-    if quoted_value != setting and bound.number.value != setting:
+    if not is_setting(values[bound.name], bound.number):
         return f"{quoted} is marked as the setting {bound.name}, which the parameters cell sets to {values[bound.name]}"
     return None
+
+
+def is_setting(value, number):
+    """Does the prose write this setting's value: as it is (0.001, 128) or, as a share, ×100 (10 % for 0.1)?"""
+    setting = Decimal(repr(value))
+    return setting == number.value or number.unit == "%" and setting == number.value / 100
 
 
 # ---- rewriting after a run --------------------------------------------------------------------------
@@ -426,15 +436,12 @@ def fitting_markers(number, sentence, records, values):
         if not same_unit(number.unit, unit_of(record.text)):
             continue
         shared = len(words & word_stems(f"{record.name} {record.label}"))
-        written = decimal_of(record.numeral)
-        if written is not None and written == number.value and \
-                written.as_tuple().exponent == number.value.as_tuple().exponent:
+        if shows_exactly(record, number):
             exact.append((shared, f"<!--{prefix}={record.name}-->"))
         elif rounded(record, number) == number.value:
             near.append((shared, f"<!--{prefix}~{record.name}-->"))
-    as_share = number.value / 100 if number.unit == "%" else None
     fitting_settings = [(len(words & word_stems(name)), f"<!--set={name}-->") for name, value in values.items()
-                        if Decimal(repr(value)) in (number.value, as_share)]
+                        if is_setting(value, number)]
     return sorted(exact or fitting_settings or near, key=lambda fit: -fit[0])
 
 

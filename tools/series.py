@@ -60,19 +60,12 @@ def place_in_series(post_dir):
             order[index + 1] if index + 1 < len(order) else None)
 
 
-def expected_front_matter(post_dir):
+def expected_series(post_dir):
+    """({front matter keys}, text of the generated last cell) for the post, read from the series
+    file once; ({}, None) for a post outside the series."""
     place = place_in_series(post_dir)
     if place is None:
-        return {}
-    part, parts, _, _ = place
-    return {"order": part, "subtitle": f"Part {part} of {parts}"}
-
-
-def expected_links_cell(post_dir):
-    """The text of the generated last cell, or None for a post outside the series."""
-    place = place_in_series(post_dir)
-    if place is None:
-        return None
+        return {}, None
     part, parts, previous, following = place
     posts_dir = Path(post_dir).parent
     lines = [f"This was part {part} of {parts} of *{SERIES_NAME}*" + ("." if following else ", the last.")]
@@ -81,7 +74,7 @@ def expected_links_cell(post_dir):
     if following:
         lines.append(f"Next: [{title_of(posts_dir, following)}](../{following}/{NOTEBOOK_NAME})")
     lines.append(f"The words the parts share are in the [glossary](../../{GLOSSARY}).")
-    return "---\n\n" + "\n\n".join(lines)
+    return {"order": part, "subtitle": f"Part {part} of {parts}"}, "---\n\n" + "\n\n".join(lines)
 
 
 def generated_cells(nb):
@@ -92,8 +85,8 @@ def generated_cells(nb):
 def series_drift(nb, post_dir):
     """What is out of date in the post's place in the series, or None."""
     matter = front_matter(nb) or {}
-    wrong = [key for key, value in expected_front_matter(post_dir).items() if matter.get(key) != value]
-    expected = expected_links_cell(post_dir)
+    keys, expected = expected_series(post_dir)
+    wrong = [key for key, value in keys.items() if matter.get(key) != value]
     cells = generated_cells(nb)
     if expected is None:
         if cells:
@@ -106,10 +99,10 @@ def series_drift(nb, post_dir):
 def write_series(nb, post_dir, matter):
     """Bring the post's place in the series up to date: `matter` (its front matter, written by the
     caller) and the generated last cell."""
-    matter.update(expected_front_matter(post_dir))
+    keys, expected = expected_series(post_dir)
+    matter.update(keys)
     for cell in generated_cells(nb):
         nb.cells.remove(cell)
-    expected = expected_links_cell(post_dir)
     if expected is not None:
         cell = nbformat.v4.new_markdown_cell(expected)
         blog_metadata(cell)["generated"] = GENERATED
