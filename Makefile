@@ -18,7 +18,7 @@ KERNEL_PREFIX ?= --sys-prefix
 READER_RUNTIME := reader/vendor/ort/ort.wasm.min.mjs
 ORT_DIST := reader/node_modules/onnxruntime-web/dist
 
-.PHONY: site help test test-fast execute check bind inline standin smoke preview new lab kernel reader reader-model gpu-bundle clean screenshots
+.PHONY: site help test test-fast execute check bind export inline standin smoke preview new lab kernel reader reader-model gpu-bundle clean screenshots
 
 help:  ## list the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -110,7 +110,10 @@ check: $(READY)  ## publishing checks: stale or missing outputs, errors, drifted
 bind: $(READY)  ## propose markers binding a post's prose numbers to its results: make bind [POST=…] [WRITE=1]
 	$(PY) -m tools.bind_numbers $(POST_ARGUMENT) $(if $(ALL),--all) $(if $(WRITE),--write)
 
-inline: $(READY)  ## copy the helpers (_results.py, _style.py, _arch.py, _handwriting.py) into each post's setup cell and write each post's links
+export: $(READY)  ## write _reader.py from part 2's cells marked `#| export` (the nbdev way; make inline does it first)
+	$(PY) -m tools.export_cells
+
+inline: export  ## copy the helpers (_results.py, _style.py, _arch.py, _reader.py, _handwriting.py) into each post's setup cell and write each post's links
 	$(PY) -m tools.inline_helpers
 	$(PY) -m tools.post_links
 

@@ -33,9 +33,9 @@ def test_setup_summary_says_what_the_cell_gives():
     assert "Setup: missing packages, chart style and architecture diagrams" in summary
     header = setup_source(list(HELPERS), packages=[("numpy", "2.0.0")]).splitlines()[1:3]
     assert header[0] == ('#| code-summary: "Setup: missing packages, named results, chart style, architecture '
-                         'diagrams and handwriting set (generated from _results.py, _style.py, _arch.py and '
-                         '_handwriting.py)"')
-    assert header[1].startswith("# Generated from _results.py, _style.py, _arch.py and _handwriting.py of ")
+                         "diagrams, part 2's reader and handwriting set (generated from _results.py, _style.py, "
+                         '_arch.py, _reader.py and _handwriting.py)"')
+    assert header[1].startswith("# Generated from _results.py, _style.py, _arch.py, _reader.py and _handwriting.py of ")
 
 
 def test_handwriting_helper_is_inlined_on_its_own_with_numpy_pinned():

@@ -9,7 +9,8 @@ This tool refuses such a post, naming the post, the cell and what to do:
 - outputs that no longer match the seal `make execute` recorded: a stale cell (its
   code changed after it ran), outputs or images edited, provenance edited, a code
   cell added, deleted or moved after the run (tools/notebooks.py);
-- a generated setup cell that differs from the helpers it inlines (`_style.py`, `_arch.py`, `_handwriting.py`);
+- a generated setup cell that differs from the helpers it inlines (`_style.py`, `_arch.py`, `_reader.py`,
+  `_handwriting.py`), or a `_reader.py` out of step with the part 2 cells marked `#| export: true`;
 - a sibling import (also through `importlib`, `__import__`, `runpy` or `%run`, or a
   repository file opened or run by name) or a `sys.path` edit (also through an alias
   or `getattr`); a cell that does not parse even after IPython's own transforms;
@@ -41,6 +42,7 @@ from pathlib import Path
 
 from tools import bindings
 from tools.data_sources import HUB_DATA, STAND_IN_DATA, STAND_IN_SHA256
+from tools.export_cells import EXPORTS, export_drift, sources_of
 from tools.inline_helpers import setup_drift
 from tools.post_links import links_drift, repository_url
 from tools.printed import data_digests, printed_devices, printed_digests
@@ -87,7 +89,7 @@ def check_post(path, root=REPO_ROOT):
         draft = False
         problems.append(Problem(post_name(path), "cell 1 (front matter)", str(error)))
     for check in (check_cell_options, check_front_matter, check_links, check_provenance, check_seal, check_execution,
-                  check_outputs_against_provenance, check_published_reader, check_setup, check_imports,
+                  check_outputs_against_provenance, check_published_reader, check_setup, check_exports, check_imports,
                   check_figures, check_placeholders, check_revisions, check_prose_numbers):
         try:
             problems += [Problem(post_name(path), where, what) for where, what in check(nb, Path(path), root)]
@@ -322,6 +324,19 @@ def check_setup(nb, path, root):
     drift = setup_drift(nb, root)
     if drift:
         yield "setup cell", f"{drift}; run `make inline`, then `make execute`"
+
+
+def check_exports(nb, path, root):
+    """A helper exported from this post's marked cells, or inlined by it, is in step with those cells."""
+    own = sources_of(Path(path).parent.name)
+    declared = [name for name in blog_metadata(nb).get("helpers", []) if name in EXPORTS]
+    for name in dict.fromkeys(own + declared):
+        try:  # the source post is checked against the notebook being checked, not the repository's copy
+            drift = export_drift(name, root, nb if name in own else None)
+        except NotebookError as error:
+            drift = str(error)
+        if drift:
+            yield "exported cells", drift
 
 
 IMPORT_FUNCTIONS = {"importlib.import_module", "__import__", "importlib.__import__", "runpy.run_module"}

@@ -1,4 +1,4 @@
-"""Inline the shared helpers (_results.py, _style.py, _arch.py, _handwriting.py) into each post's setup cell.
+"""Inline the shared helpers (_results.py, _style.py, _arch.py, _reader.py, _handwriting.py) into each post's setup cell.
 
 A reader who lifts one notebook out of the repository, or opens it in Colab, must
 be able to run it top to bottom, so no post may import a sibling module or touch
@@ -32,10 +32,11 @@ from tools.notebooks import (
 from tools.post_links import repository_url
 
 # Inlining order, and what each helper needs before it (_arch.py uses _style.py's palette;
-# _results.py and _handwriting.py stand alone).
-HELPERS = {"_results.py": [], "_style.py": [], "_arch.py": ["_style.py"], "_handwriting.py": []}
+# _results.py, _reader.py and _handwriting.py stand alone). _reader.py is itself generated, from part 2's
+# cells marked `#| export: true` (tools/export_cells.py).
+HELPERS = {"_results.py": [], "_style.py": [], "_arch.py": ["_style.py"], "_reader.py": [], "_handwriting.py": []}
 WHAT_THEY_GIVE = {"_results.py": "named results", "_style.py": "chart style", "_arch.py": "architecture diagrams",
-                  "_handwriting.py": "handwriting set"}
+                  "_reader.py": "part 2's reader", "_handwriting.py": "handwriting set"}
 # Import names whose distribution is called something else; every other import is looked up by its own name.
 DISTRIBUTION_OF = {"PIL": "pillow", "yaml": "PyYAML"}
 
