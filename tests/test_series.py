@@ -105,3 +105,29 @@ def test_every_part_asks_the_reader_at_least_four_questions_with_answers_one_cli
                    for answer in question.findall(cell.source)]
         assert len(answers) >= 4, f"{folder} asks {len(answers)} question(s)"
         assert all(len(answer.split()) >= 8 for answer in answers), f"{folder}: an answer without its reasoning"
+
+
+def test_every_part_keeps_its_plumbing_in_one_folded_appendix_at_the_end():
+    """Data checks, digests, budgets and build information sit in a collapsed 'How this page was made'
+    callout after the lesson; no post shows two folded code cells without prose between them."""
+    for folder in series_order(POSTS_DIR):
+        cells = read_notebook(POSTS_DIR / folder / "index.ipynb").cells
+        heading = [i for i, c in enumerate(cells) if c.cell_type == "markdown"
+                   and c.source.startswith("## How this page was made\n")]
+        assert len(heading) == 1, f"{folder}: one appendix"
+        start = heading[0]
+        assert '::: {.callout-note collapse="true"}' in cells[start].source, f"{folder}: the appendix is folded"
+        close = next(i for i in range(start + 1, len(cells)) if cells[i].source.strip() == ":::")
+        inside = [c for c in cells[start:close] if c.cell_type == "code"]
+        printed = "".join(o.get("text", "") for c in inside for o in c.get("outputs", []))
+        assert "build information" in printed, f"{folder}: the build is printed in the appendix"
+        if not folder.endswith("numbers-aloud"):  # the one part that downloads nothing
+            assert "sha256" in printed, f"{folder}: the data file's digest is printed in the appendix"
+        after = [c for c in cells[close + 1:] if c.cell_type == "code"]
+        assert after == [], f"{folder}: no code after the appendix"
+        lesson = "".join(o.get("text", "") for c in cells[:start] if c.cell_type == "code"
+                         for o in c.get("outputs", []))
+        assert "budget" not in lesson and "build information" not in lesson, f"{folder}: plumbing in the lesson"
+        for before, cell in zip(cells, cells[1:]):
+            assert not (before.cell_type == cell.cell_type == "code"), \
+                f"{folder}: two code cells in a row ({before.source[:40]!r} …)"
