@@ -110,7 +110,7 @@ check: $(READY)  ## publishing checks: stale or missing outputs, errors, drifted
 bind: $(READY)  ## propose markers binding a post's prose numbers to its results: make bind [POST=…] [WRITE=1]
 	$(PY) -m tools.bind_numbers $(POST_ARGUMENT) $(if $(ALL),--all) $(if $(WRITE),--write)
 
-export: $(READY)  ## write _reader.py from part 2's cells marked `#| export` (the nbdev way; make inline does it first)
+export: $(READY)  ## write _reader.py from part 2's cells marked `#| export: true` (the nbdev way; make inline does it first)
 	$(PY) -m tools.export_cells
 
 inline: export  ## copy the helpers (_results.py, _style.py, _arch.py, _reader.py, _handwriting.py) into each post's setup cell and write each post's links

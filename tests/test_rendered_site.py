@@ -427,7 +427,8 @@ def stored_figures_of(notebook):
         if not (label.startswith("fig-") and pngs):
             continue
         sizes = [default]
-        for value in re.findall(r"(?:fontsize|labelsize|size)\s*=\s*(\"[a-z-]+\"|'[a-z-]+'|[\d.]+)", cell.source):
+        # `\b`: a text size (fontsize=, labelsize=, size=), not markersize= or linewidth
+        for value in re.findall(r"\b(?:fontsize|labelsize|size)\s*=\s*(\"[a-z-]+\"|'[a-z-]+'|[\d.]+)", cell.source):
             value = value.strip("\"'")
             sizes.append(default * MATPLOTLIB_SIZES[value] if value in MATPLOTLIB_SIZES else float(value))
         png = pngs[0] if isinstance(pngs[0], str) else "".join(pngs[0])
