@@ -28,9 +28,14 @@ EXPORTS = {"_reader.py": "2026-06-25-reading-when-to-stop"}
 REPLACED = Path(".cache") / "export"
 
 
+def source_lines(cell):
+    """The cell's lines, whatever its line ends (CRLF from an editor on Windows)."""
+    return cell.source.replace("\r\n", "\n").split("\n")
+
+
 def option_lines(cell):
     """The `#|` lines a code cell starts with."""
-    lines = cell.source.replace("\r\n", "\n").split("\n")
+    lines = source_lines(cell)
     count = 0
     while count < len(lines) and lines[count].startswith("#|"):
         count += 1
@@ -61,8 +66,7 @@ def is_exported(cell, number=None):
 
 def exported_code(cell):
     """The cell's code without its leading `#|` option lines (line ends as `\\n`)."""
-    lines = cell.source.replace("\r\n", "\n").split("\n")
-    return "\n".join(lines[len(option_lines(cell)):]).strip("\n")
+    return "\n".join(source_lines(cell)[len(option_lines(cell)):]).strip("\n")
 
 
 def module_text(nb, post):
@@ -103,7 +107,11 @@ def expected_text(name, root=REPO_ROOT, nb=None):
 
 def export_drift(name, root=REPO_ROOT, nb=None):
     """Why helper `name` is out of step with its source cells, or None when it matches."""
-    expected = expected_text(name, root, nb)
+    return drift_from(name, root, expected_text(name, root, nb))
+
+
+def drift_from(name, root, expected):
+    """Why the helper on disk differs from `expected`, its text as the cells make it, or None."""
     try:
         current = (Path(root) / name).read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -119,10 +127,9 @@ def sources_of(post_folder):
     return [name for name, post in EXPORTS.items() if post == post_folder]
 
 
-def write_export(name, root):
-    """Write helper `name` from its cells, keeping the text it replaces under .cache/export/."""
+def write_export(name, root, text):
+    """Write `text` as helper `name`, keeping the text it replaces under .cache/export/."""
     target = Path(root) / name
-    text = expected_text(name, root)
     kept = None
     if target.exists():
         kept = Path(root) / REPLACED / f"{name}.replaced"
@@ -141,14 +148,15 @@ def main(argv=None):
     root, status = REPO_ROOT, 0
     for name in EXPORTS:
         try:
-            drift = export_drift(name, root)
+            text = expected_text(name, root)  # the source notebook is read once per helper
+            drift = drift_from(name, root, text)
             if drift is None:
                 continue
             if args.check:
                 print(drift)
                 status = 1
                 continue
-            kept = write_export(name, root)
+            kept = write_export(name, root, text)
             print(f"{name}: exported from posts/{EXPORTS[name]}"
                   + (f" (the text it replaced is kept in {kept.relative_to(root)})" if kept else ""))
         except (NotebookError, OSError) as error:
