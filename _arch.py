@@ -223,8 +223,8 @@ def _arrow(ax, points, label=None, label_at=0.5, side="right"):
                 va="center", family="monospace")
 
 
-def _stack(ax, x, bottom, parts, layers, highlight, side):
-    """A stack's sub-layers in a frame marked ×layers on its `side` ("left" or
+def _stack(ax, x, bottom, parts, blocks, highlight, side):
+    """A stack's sub-layers in a frame marked ×blocks on its `side` ("left" or
     "right"); returns (centres, top)."""
     centres = [bottom + GAP + BOX_H / 2 + i * (BOX_H + GAP)
                for i in range(len(parts))]
@@ -234,7 +234,7 @@ def _stack(ax, x, bottom, parts, layers, highlight, side):
         boxstyle="round,pad=0,rounding_size=0.2", facecolor="none",
         edgecolor=AXIS, linewidth=1.2, linestyle=(0, (4, 3))))
     edge = x - BOX_W / 2 - 0.4 if side == "left" else x + BOX_W / 2 + 0.4
-    ax.text(edge, (bottom + top) / 2, f"×{layers}", fontsize=12, color=INK,
+    ax.text(edge, (bottom + top) / 2, f"×{blocks}", fontsize=12, color=INK,
             ha="right" if side == "left" else "left", va="center", fontweight="bold")
     for (name, kind), y in zip(parts, centres):
         _box(ax, x, y, name, kind, name in highlight)
@@ -244,7 +244,7 @@ def _stack(ax, x, bottom, parts, layers, highlight, side):
 
 
 def encoder_decoder(*, source, source_embedding, target, target_embedding, memory,
-                    target_vectors, scores, encoder_layers, decoder_layers,
+                    target_vectors, scores, encoder_blocks, decoder_blocks,
                     highlight=()):
     """The encoder–decoder as labelled boxes, with the tensor shapes between them.
 
@@ -253,8 +253,8 @@ def encoder_decoder(*, source, source_embedding, target, target_embedding, memor
     `source_embedding` and `target_embedding` say how they become vectors, `memory`
     is the shape of the encoder's vectors (in and out: "B×48×96"), `target_vectors`
     the decoder's ("B×T×96"), `scores` the output layer's ("B×T×13"), and the
-    layer counts are the two stacks' depths. The memory arrow runs from the
-    encoder's top into every decoder layer's cross-attention. `highlight` names the
+    block counts are the two stacks' depths. The memory arrow runs from the
+    encoder's top into every decoder block's cross-attention. `highlight` names the
     boxes the post is about ("cross-attention", "masked self-attention", "output",
     "embedding"): they are filled.
     Returns the figure.
@@ -274,9 +274,9 @@ def encoder_decoder(*, source, source_embedding, target, target_embedding, memor
         _box(ax, x, 1.2, embedding, "embedding", "embedding" in highlight)
         _arrow(ax, [(x, 0.45), (x, 1.2 - BOX_H / 2)])
     bottom = 2.4  # of the two stacks' frames
-    _, encoder_top = _stack(ax, left, bottom, ENCODER_PARTS, encoder_layers,
+    _, encoder_top = _stack(ax, left, bottom, ENCODER_PARTS, encoder_blocks,
                             highlight, "left")
-    centres, decoder_top = _stack(ax, right, bottom, DECODER_PARTS, decoder_layers,
+    centres, decoder_top = _stack(ax, right, bottom, DECODER_PARTS, decoder_blocks,
                                   highlight, "right")
     for x, shape in ((left, memory), (right, target_vectors)):
         _arrow(ax, [(x, 1.2 + BOX_H / 2), (x, bottom + GAP)], shape, label_at=0.35)

@@ -23,7 +23,8 @@ def result(name, value, template="{}", label=None, reference=False):
     reference=True marks a value from elsewhere (the original run, a paper),
     which the prose may quote only as a reference. The template must write one
     number; a value that is not one (NaN from an empty share) is shown and
-    recorded as such. Returns `value`.
+    recorded as such. Returns None, so a result on a cell's last line is not
+    shown a second time as the cell's value.
     """
     if not RESULT_NAME.fullmatch(name):
         raise ValueError(f"result name {name!r}: use letters, digits, _ and .")
@@ -42,4 +43,3 @@ def result(name, value, template="{}", label=None, reference=False):
     if reference:
         shown += "  (reference)"
     publish_display_data({"text/plain": shown}, metadata={RESULT_KEY: record})
-    return value

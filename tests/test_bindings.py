@@ -203,6 +203,8 @@ def test_execute_rewrites_the_prose_and_lists_what_changed(tmp_path):
     execute_in_place(path, echo=lambda line: None)
     assert check_notebook(path) == []
     nb = read_notebook(path)
+    # A result on a cell's last line is shown once: no echo of its value after it.
+    assert [output.output_type for output in nb.cells[3].outputs] == ["display_data"]
     nb.cells[2].source = "share = 0.9051"
     write_notebook_atomically(nb, path)
     lines = []
