@@ -52,6 +52,20 @@ def test_a_source_without_marked_cells_is_refused_by_name():
         module_text(publishable(ran("A = 1")), "2026-01-01-example")
 
 
+def test_names_the_setup_cell_gives_are_imported_from_the_helper_that_defines_them():
+    """In the post the inlined helpers define them; the exported module imports them, and runs."""
+    nb = publishable(marked("def blank_canvas(count):\n    return torch.zeros(count, 1, TILE, DIGITS * TILE)"),
+                     marked("def tiles(count, rng=np.random.default_rng(0)):\n"
+                            "    ones = [1] * count\n    return compose(np.zeros((1, 28, 28)), np.array(ones), count, rng)"),
+                     helpers=["_results.py", "_reader.py"])
+    text = module_text(nb, "2026-01-01-example")
+    assert "import numpy as np\nimport torch\nfrom _reader import DIGITS, TILE, compose\n" in text, text
+    namespace = {}
+    exec(compile(text, "exported.py", "exec"), namespace)
+    assert namespace["blank_canvas"](2).shape == (2, 1, 28, 84)
+    assert namespace["tiles"](3)[0].shape == (3, 1, 28, 84)
+
+
 @pytest.fixture
 def repository(tmp_path):
     """A repository holding part 2 and the exported helper, for a test to edit one of them."""

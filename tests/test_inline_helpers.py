@@ -1,7 +1,9 @@
-"""The helpers are written once and inlined, verbatim, into the posts that declare them,
-after a block that installs the pinned packages the post needs when they are missing."""
+"""The helpers are written once and inlined, verbatim (less their imports from one another), into the
+posts that declare them, after a block that installs the pinned packages the post needs when they are missing."""
 import importlib.metadata
 import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -33,9 +35,10 @@ def test_setup_summary_says_what_the_cell_gives():
     assert "Setup: missing packages, chart style and architecture diagrams" in summary
     header = setup_source(list(HELPERS), packages=[("numpy", "2.0.0")]).splitlines()[1:3]
     assert header[0] == ('#| code-summary: "Setup: missing packages, named results, chart style, architecture '
-                         "diagrams, part 2's reader and handwriting set (generated from _results.py, _style.py, "
-                         '_arch.py, _reader.py and _handwriting.py)"')
-    assert header[1].startswith("# Generated from _results.py, _style.py, _arch.py, _reader.py and _handwriting.py of ")
+                         "diagrams, part 2's reader, handwriting set and pen digits (generated from _results.py, "
+                         '_style.py, _arch.py, _reader.py, _handwriting.py and _pen.py)"')
+    assert header[1].startswith("# Generated from _results.py, _style.py, _arch.py, _reader.py, _handwriting.py and "
+                                "_pen.py of ")
 
 
 def test_handwriting_helper_is_inlined_on_its_own_with_numpy_pinned():
@@ -270,3 +273,26 @@ def test_check_blames_the_broken_helper_not_a_cell_line(tmp_path, helpers_copy):
     (helpers_copy / "_style.py").write_text("def palette(:\n")
     problems = [str(problem) for problem in check_notebook(path, helpers_copy)]
     assert any("helper _style.py does not parse as Python (line 1" in problem for problem in problems), problems
+
+
+# ---- a helper that needs another imports from it by name; inlined, the import is dropped -------------------
+
+def test_a_helper_s_import_from_another_is_dropped_where_it_is_inlined(tmp_path, monkeypatch):
+    source = setup_source(["_handwriting.py", "_pen.py"])
+    assert "from _handwriting import" in (REPO_ROOT / "_pen.py").read_text(), "_pen.py works as a module"
+    assert "from _handwriting import" not in source and "import _handwriting" not in source
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [path for path in sys.path if Path(path or ".").resolve() != REPO_ROOT])
+    namespace = {}
+    exec(source.replace("#|", "#"), namespace)  # no _handwriting module to import: the names are above
+    assert namespace["pen_set"].__globals__["page_input"] is namespace["page_input"]
+
+
+@pytest.mark.parametrize("pen_text, said", [
+    ("import _handwriting\n", "helper _pen.py imports _handwriting as a module, which an inlined cell cannot"),
+    ("from _style import INK\n", "helper _pen.py imports from _style.py, which HELPERS does not list"),
+])
+def test_a_helper_that_imports_another_wrongly_is_refused(helpers_copy, pen_text, said):
+    (helpers_copy / "_pen.py").write_text(pen_text + (REPO_ROOT / "_pen.py").read_text())
+    assert any(said in problem for problem in inline_helpers.helper_problems(helpers_copy)), \
+        inline_helpers.helper_problems(helpers_copy)

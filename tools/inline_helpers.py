@@ -32,11 +32,14 @@ from tools.notebooks import (
 from tools.post_links import repository_url
 
 # Inlining order, and what each helper needs before it (_arch.py uses _style.py's palette;
-# _results.py, _reader.py and _handwriting.py stand alone). _reader.py is itself generated, from part 2's
+# _pen.py draws with _handwriting.py's port of the page; the others stand alone). A helper
+# that needs another imports from it by name (`from _handwriting import page_input`), so it
+# also works as a module; inlined, that import is dropped, the names being defined above it. _reader.py is itself generated, from part 2's
 # cells marked `#| export: true` (tools/export_cells.py).
-HELPERS = {"_results.py": [], "_style.py": [], "_arch.py": ["_style.py"], "_reader.py": [], "_handwriting.py": []}
+HELPERS = {"_results.py": [], "_style.py": [], "_arch.py": ["_style.py"], "_reader.py": [], "_handwriting.py": [],
+           "_pen.py": ["_handwriting.py"]}
 WHAT_THEY_GIVE = {"_results.py": "named results", "_style.py": "chart style", "_arch.py": "architecture diagrams",
-                  "_reader.py": "part 2's reader", "_handwriting.py": "handwriting set"}
+                  "_reader.py": "part 2's reader", "_handwriting.py": "handwriting set", "_pen.py": "pen digits"}
 # Import names whose distribution is called something else; every other import is looked up by its own name.
 DISTRIBUTION_OF = {"PIL": "pillow", "yaml": "PyYAML"}
 
@@ -77,12 +80,39 @@ def helper_text(name, root=REPO_ROOT):
     return text
 
 
+def helper_imports(text):
+    """The helpers `text` imports from: {"_handwriting.py": [(first line, last line)], ...}."""
+    found = {}
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.ImportFrom) and not node.level and f"{node.module}.py" in HELPERS:
+            found.setdefault(f"{node.module}.py", []).append((node.lineno, node.end_lineno))
+        elif isinstance(node, ast.Import):
+            found.update({f"{alias.name}.py": [None] for alias in node.names if f"{alias.name}.py" in HELPERS})
+    return found
+
+
+def inlined_text(name, root=REPO_ROOT):
+    """helper_text() less its imports from other helpers, whose names the setup cell defines above it."""
+    text = helper_text(name, root)
+    dropped = {line for spans in helper_imports(text).values() for span in spans if span
+               for line in range(span[0], span[1] + 1)}
+    return "".join(line for number, line in enumerate(text.splitlines(keepends=True), start=1)
+                   if number not in dropped)
+
+
 def helper_problems(root=REPO_ROOT):
     """Why any of the helpers cannot be inlined (missing, not UTF-8, not Python): one line each."""
     problems = []
     for name in HELPERS:
         try:
-            helper_text(name, root)
+            imports = helper_imports(helper_text(name, root))
+            for other, spans in imports.items():
+                if None in spans:
+                    problems.append(f"helper {name} imports {other[:-3]} as a module, which an inlined cell "
+                                    f"cannot; import its names: `from {other[:-3]} import ...`")
+                elif other not in HELPERS[name]:
+                    problems.append(f"helper {name} imports from {other}, which HELPERS does not list among "
+                                    f"what {name} needs; add it there (tools/inline_helpers.py)")
         except NotebookError as error:
             problems.append(str(error))
         except FileNotFoundError:
@@ -173,7 +203,7 @@ def setup_source(helpers, root=REPO_ROOT, packages=(), repo_url=None):
     if packages:
         parts += ["", "# ---- packages ----", packages_block(packages)]
     for name in helpers:
-        parts += ["", f"# ---- {name} ----", helper_text(name, root).rstrip("\n")]
+        parts += ["", f"# ---- {name} ----", inlined_text(name, root).rstrip("\n")]
     return "\n".join(parts)
 
 
