@@ -18,7 +18,7 @@ KERNEL_PREFIX ?= --sys-prefix
 READER_RUNTIME := reader/vendor/ort/ort.wasm.min.mjs
 ORT_DIST := reader/node_modules/onnxruntime-web/dist
 
-.PHONY: site help test test-fast execute check bind export inline standin smoke preview new lab kernel reader reader-model pen-test gpu-bundle clean screenshots
+.PHONY: site help test test-fast execute check bind export inline standin smoke preview new lab kernel reader reader-model ablations pen-test gpu-bundle clean screenshots
 
 help:  ## list the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -134,6 +134,9 @@ reader: $(READER_RUNTIME)  ## fetch the live reader's pinned browser runtime (np
 
 reader-model: $(READY)  ## publish post 4's exported model into reader/model/ (checks its printed SHA-256s; trains nothing)
 	$(PY) -m tools.reader_model
+
+ablations: $(READY)  ## post 4's ablations: one reader per part of the cure switched off; writes its sealed ablations.json (tens of minutes)
+	$(PY) -m tools.ablations
 
 pen-test: $(READY)  ## the blind test on people's handwriting: UCI's pen digits through the page's preprocessing, read by reader/model
 	$(PY) -m tools.pen_set --score reader/model

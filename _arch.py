@@ -190,7 +190,7 @@ ENCODER_PARTS = [("self-attention", "attention"), ("add & norm", "norm"),
 DECODER_PARTS = [("masked self-attention", "attention"), ("add & norm", "norm"),
                  ("cross-attention", "attention"), ("add & norm", "norm"),
                  ("feed-forward", "feed-forward"), ("add & norm", "norm")]
-BOX_W, BOX_H, GAP = 3.6, 0.55, 0.3  # in the figure's data units
+BOX_W, BOX_H, GAP = 4.3, 0.55, 0.3  # in the figure's data units
 
 
 def _box(ax, x, y, text, kind, highlighted):
@@ -202,10 +202,15 @@ def _box(ax, x, y, text, kind, highlighted):
         boxstyle="round,pad=0.02,rounding_size=0.12", facecolor=fill,
         alpha=0.9 if fill != "none" else 1, edgecolor=colour,
         linewidth=2.4 if highlighted else 1.3))
-    ax.text(x, y, text, ha="center", va="center",
-            fontsize=10 if len(text) <= 28 else 9,  # a long label stays inside its box
-            color="white" if fill != "none" else INK,
-            fontweight="bold" if highlighted else "normal")
+    label = ax.text(x, y, text, ha="center", va="center", fontsize=10,
+                    color="white" if fill != "none" else INK,
+                    fontweight="bold" if highlighted else "normal")
+    # a long label is set smaller until it fits inside its box, measured as drawn
+    (left, _), (right, _) = ax.transData.transform([(0, 0), (BOX_W - 0.25, 0)])
+    inside = right - left
+    renderer = ax.figure.canvas.get_renderer()
+    while label.get_window_extent(renderer).width > inside and label.get_fontsize() > 6:
+        label.set_fontsize(label.get_fontsize() - 0.5)
 
 
 def _arrow(ax, points, label=None, label_at=0.5, side="right"):
@@ -260,8 +265,8 @@ def encoder_decoder(*, source, source_embedding, target, target_embedding, memor
     Returns the figure.
     """
     highlight = set(highlight)
-    fig, ax = plt.subplots(figsize=(7.4, 6.6))
-    ax.set_xlim(-1.3, 10.6)
+    fig, ax = plt.subplots(figsize=(7.8, 6.6))
+    ax.set_xlim(-1.5, 11.4)
     ax.set_ylim(-0.2, 10.8)
     ax.axis("off")
     left, right = 2.4, 7.9

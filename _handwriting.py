@@ -184,10 +184,15 @@ def pen_events(curve, corners, rng, spacing):
                      np.interp(events, length, curve[:, 1])], axis=1)
 
 
-def write_digit(digit, habits, box, rng):
-    """One digit's strokes as pointer events on the drawing canvas, in box 0, 1 or 2."""
-    templates = TEMPLATES[digit]
-    strokes = perturbed(templates[rng.integers(len(templates))], rng, habits["care"])
+def write_digit(digit, habits, box, rng, template=None):
+    """One digit's strokes as pointer events on the drawing canvas, in box 0, 1 or 2.
+
+    The writer picks one of the digit's TEMPLATES unless given a `template`.
+    """
+    if template is None:
+        templates = TEMPLATES[digit]
+        template = templates[rng.integers(len(templates))]
+    strokes = perturbed(template, rng, habits["care"])
     height = habits["height"] * rng.uniform(0.9, 1.1)
     aspect = habits["aspect"] * rng.uniform(0.92, 1.08)
     slant = habits["slant"] + rng.normal(0, 0.05)

@@ -348,16 +348,16 @@ function softmax(scores) {
   return exps.map((e) => e / total);
 }
 
-// The model was trained with label smoothing ε over K tokens: its target gave the right token
-// 1 - ε + ε/K (90.8 % for ε = 0.1, K = 13) and every other token ε/K, so its softmax q tops out
-// near 91 %. The page undoes that mixing, p = (q - ε/K) / (1 - ε), clipped to [0, 1]: 100 % means
-// as sure as training lets it be. A digit below the card's unsure_below is flagged: the post
-// that trains the model chooses it on a second non-MNIST set it does not test on. UNSURE is only
-// for a card without one.
-const UNSURE = 0.7;
+// Each token's probability is the softmax of the logits divided by the card's temperature, which
+// the post fitted on the blind test's tuning half so that a reading's probability says how often
+// such readings are right. A reading's confidence is the product of the probabilities of every
+// token it chose, its <end> included: doubt about where the number ends counts too. A reading
+// below the card's unsure_below (chosen on the same tuning half) is flagged. UNSURE and the
+// temperature 1 are only for a card without them.
+const UNSURE = 0.5;
 
-function unsmoothed(q, tokenCount, smoothing) {
-  return Math.min(1, Math.max(0, (q - smoothing / tokenCount) / (1 - smoothing)));
+function softmaxAt(scores, temperature) {
+  return softmax(scores.map((s) => s / temperature));
 }
 
 function showAttention(weights) {
@@ -404,14 +404,15 @@ function showToken(token, probability, step, weights) {
 }
 
 // What to say once the reading is over: the number, and any reason to doubt it.
-function verdict(digits, small, unsureBelow) {
+function verdict(digits, small, confidence, unsureBelow) {
   if (!digits) return `${NOT_DIGITS}: the model read no digit in it.`;
   const notes = [`Read: ${digits}.`];
-  const unsure = [...reading.querySelectorAll("li.digit")]
-    .filter((item) => Number(item.dataset.probability) < unsureBelow);
-  if (unsure.length) {
-    notes.push(`The model is unsure of digit ${unsure.map((item) => item.dataset.step).join(" and ")}: ` +
-      "check it, or write it again more clearly.");
+  if (confidence < unsureBelow) {
+    const least = [...reading.querySelectorAll("li")]
+      .reduce((a, b) => (Number(b.dataset.probability) < Number(a.dataset.probability) ? b : a));
+    const which = least.classList.contains("end") ? "where the number ends" : `digit ${least.dataset.step}`;
+    notes.push(`The model is unsure of this reading (${(100 * confidence).toFixed(0)}% sure; least of ` +
+      `${which}): check it, or write it again more clearly.`);
   }
   if (small.length) {
     notes.push(`The writing in ${list(small)} is small: digits that fill most of their box read more reliably.`);
@@ -433,20 +434,21 @@ async function read() {
   readButton.disabled = true;
   try {
     const [{ ort, encoder, decoder }, card] = await Promise.all([loadRuntime(), cardLoaded]);
-    const smoothing = card?.recipe?.label_smoothing ?? 0;
+    const temperature = card?.temperature ?? 1;
     clearReading();
     say("Reading…");
     const started = performance.now();
     const { memory } = await encoder.run({ image: new ort.Tensor("float32", input.pixels, [1, 1, HEIGHT, WIDTH]) });
     const tokens = [START];
-    let digits = "";
+    let digits = "", confidence = 1;
     for (let step = 0; step < 4; step++) {
       const fed = new ort.Tensor("int64", BigInt64Array.from(tokens, BigInt), [1, tokens.length]);
       const { logits, cross_attention: attention } = await decoder.run({ memory, tokens: fed });
       const tokenCount = logits.dims.at(-1);
       const last = Array.from(logits.data.slice(-tokenCount));
       const token = last.indexOf(Math.max(...last));
-      const probability = unsmoothed(softmax(last)[token], tokenCount, smoothing);
+      const probability = softmaxAt(last, temperature)[token];
+      confidence *= probability;
       const patches = attention.dims.at(-1);
       showToken(token, probability, step, Array.from(attention.data.slice(-patches)));
       if (step === 0) window.liveReader.firstTokenMs = checkMs + performance.now() - started;
@@ -459,7 +461,8 @@ async function read() {
     const lastDigit = [...reading.querySelectorAll("li.digit")].at(-1);
     if (lastDigit) showMapOf(lastDigit);
     else { heat.clearRect(0, 0, overlay.width, overlay.height); looked.textContent = ""; }
-    say(verdict(digits, input.small, card?.unsure_below ?? UNSURE), !digits);
+    say(verdict(digits, input.small, confidence, card?.unsure_below ?? UNSURE), !digits);
+    window.liveReader.confidence = confidence;
     return digits;
   } catch (error) {
     say(`Something went wrong while reading: ${error.message}`, true);
@@ -491,15 +494,16 @@ async function showCard() {
   const post = document.createElement("a");
   post.href = card.post.url;
   post.textContent = card.post.title;
-  const byLength = card.handwriting_exact;
+  const pen = card.pen_exact;
   document.getElementById("card").replaceChildren(
     `The model: ${count(card.parameters)} parameters, trained and measured in the post “`, post, "”. ",
     "Through these exported files it reads ", percentOf(card.mnist_exact.all),
     ` of ${count(card.mnist_canvases)} held-out MNIST canvases exactly right, and `,
-    percentOf(byLength.all), ` of ${count(card.handwriting_canvases)} canvases of synthetic ` +
-      "non-MNIST handwriting ",
-    "(1 digit ", percentOf(byLength["1"]), ", 2 digits ", percentOf(byLength["2"]),
-    ", 3 digits ", percentOf(byLength["3"]), ").");
+    percentOf(pen.all), ` of ${count(card.pen_canvases)} numbers written by real people with a pen, ` +
+      "drawn through this page (a blind test: ",
+    "1 digit ", percentOf(pen["1"]), ", 2 digits ", percentOf(pen["2"]),
+    ", 3 digits ", percentOf(pen["3"]), "). On the project's synthetic handwriting: ",
+    percentOf(card.handwriting_exact.all), ".");
 }
 
 ink.addEventListener("pointerdown", startStroke);

@@ -11,6 +11,7 @@ from tests.factory import md, publishable, ran, save_post
 from tools import export_cells
 from tools.check_posts import check_notebook
 from tools.export_cells import EXPORTS, export_drift, module_text
+from tools.inline_helpers import HELPERS
 from tools.notebooks import REPO_ROOT, SETUP_TAG, NotebookError, find_posts, read_notebook
 
 SOURCE_POST = EXPORTS["_reader.py"]
@@ -68,11 +69,13 @@ def test_names_the_setup_cell_gives_are_imported_from_the_helper_that_defines_th
 
 @pytest.fixture
 def repository(tmp_path):
-    """A repository holding part 2 and the exported helper, for a test to edit one of them."""
+    """A repository holding the exported helpers and their source posts, for a test to edit one of them."""
     root = tmp_path / "repo"
-    (root / "posts" / SOURCE_POST).mkdir(parents=True)
-    shutil.copy(find_posts(SOURCE_POST)[0], root / "posts" / SOURCE_POST / "index.ipynb")
-    shutil.copy(REPO_ROOT / "_reader.py", root / "_reader.py")
+    for helper, post in EXPORTS.items():  # every exported helper and its source post, so `make export` runs whole
+        (root / "posts" / post).mkdir(parents=True)
+        shutil.copy(find_posts(post)[0], root / "posts" / post / "index.ipynb")
+    for helper in {*EXPORTS, *HELPERS}:  # an export imports names from the helpers its post declares
+        shutil.copy(REPO_ROOT / helper, root / helper)
     return root
 
 

@@ -1,8 +1,8 @@
 """The live reader, end to end in a real headless Chromium: served as a static folder on localhost,
 it reads shipped held-out examples digit by digit, reads a drawn digit, explains an empty canvas,
 answers each of tools/handwriting_set.py's hard inputs with its own message, reads the whole
-non-MNIST set as well as its card says, quotes and links the post its model comes from, leaves a
-digit's map on the canvas, stays within its download and latency budgets, and logs no console error.
+synthetic set and the blind test's pen test half as well as its card says, quotes and links the
+post its model comes from, leaves a digit's map on the canvas, stays within its download and latency budgets, and logs no console error.
 It wears the site's navbar and colours (cosmo light, darkly dark) with a dark switch that shares
 Quarto's stored choice, fits a phone, and embedded in a post (index.html?embed) it drops the navbar,
 follows the post's theme and tells the post its height, so that its iframe never clips it."""
@@ -201,10 +201,11 @@ def test_card_quotes_the_post_and_links_to_it(page):
     quoted = {"parameters": f"{card['parameters']:,} parameters",
               "MNIST, all lengths": f"{as_percent(card['mnist_exact']['all'])} of {card['mnist_canvases']:,} "
                                     "held-out MNIST",
-              "non-MNIST, all lengths": f"{as_percent(card['handwriting_exact']['all'])} of "
-                                        f"{card['handwriting_canvases']:,} canvases of synthetic non-MNIST "
-                                        "handwriting",
-              **{f"non-MNIST, {k} digits": as_percent(card["handwriting_exact"][k]) for k in ("1", "2", "3")}}
+              "pen, all lengths": f"{as_percent(card['pen_exact']['all'])} of {card['pen_canvases']:,} numbers "
+                                  "written by real people with a pen",
+              **{f"pen, {k} digits": f"{k} digit{'s' if k > '1' else ''} {as_percent(card['pen_exact'][k])}"
+                 for k in ("1", "2", "3")},
+              "synthetic": f"synthetic handwriting: {as_percent(card['handwriting_exact']['all'])}"}
     missing = {what: text for what, text in quoted.items() if text not in shown}
     assert not missing, f"the card does not show {missing}: {shown!r}"
     link = page.locator("#card a")
@@ -343,11 +344,28 @@ SET_BATCH = 100
 SET_TOLERANCE = 0.01
 
 
-def test_page_reads_the_non_mnist_set_as_well_as_its_card_says(browser, site_url):
-    """All 3,000 canvases, drawn through the page: exact-sequence accuracy by length within a point of
-    card.json's handwriting_exact (what the post measured on the same canvases through the same files)."""
+def synthetic_items():
     from tools import handwriting_set
-    items = handwriting_set.canvas_strokes(handwriting_set.load_strokes())
+    return handwriting_set.canvas_strokes(handwriting_set.load_strokes())
+
+
+def pen_test_items():
+    """The blind test's test half as the post draws it: (label, the page's pen, strokes) per number."""
+    from _handwriting import PAGE_PEN
+    from _pen import pen_halves, pen_numbers
+    from tools import pen_set
+    points, labels = pen_set.pen_digits()
+    numbers = pen_numbers(points, labels, pen_halves(labels)[1], pen_set.mnist_aspects(),
+                          pen_set.NUMBERS_PER_LENGTH)
+    return [(label, PAGE_PEN, strokes) for label, strokes in numbers]
+
+
+@pytest.mark.parametrize("items, card_key", [(synthetic_items, "handwriting_exact"), (pen_test_items, "pen_exact")],
+                         ids=["synthetic set", "pen test half"])
+def test_page_reads_each_set_as_well_as_its_card_says(browser, site_url, items, card_key):
+    """All 3,000 numbers of a set, drawn through the page: exact-sequence accuracy by length within a
+    point of card.json's figure (what the post measured on the same strokes through the same files)."""
+    items = items()
     page = open_reader(browser, site_url, init_script=PEN_OF_THE_WRITER)
     started = time.perf_counter()
     results = []
@@ -367,8 +385,8 @@ def test_page_reads_the_non_mnist_set_as_well_as_its_card_says(browser, site_url
         if not tokens:
             refused.append((label, said))
     shares = {k: sum(v) / len(v) for k, v in right.items()}
-    card = served_card()["handwriting_exact"]
-    print(f"\nlive reader in Chromium, {len(items):,} non-MNIST canvases in {seconds:.0f} s, exact by length: "
+    card = served_card()[card_key]
+    print(f"\nlive reader in Chromium, {len(items):,} numbers ({card_key}) in {seconds:.0f} s, exact by length: "
           + ", ".join(f"{k} {as_percent(shares[k])} (card {as_percent(card[k])})" for k in right)
           + f"; refused {len(refused)}: {refused[:5]}")
     off = {k: (as_percent(shares[k]), as_percent(card[k])) for k, v in right.items()
@@ -377,7 +395,7 @@ def test_page_reads_the_non_mnist_set_as_well_as_its_card_says(browser, site_url
 
 
 def test_unsure_threshold_comes_from_the_card(browser, site_url):
-    """A digit under card.unsure_below is flagged: with 1.01 every digit is, with 0 none is."""
+    """A reading under card.unsure_below is flagged: with 1.01 every reading is, with 0 none is."""
     said = {}
     for threshold in (1.01, 0.0):
         page = open_reader(browser, site_url, card={**served_card(), "unsure_below": threshold})
@@ -385,7 +403,7 @@ def test_unsure_threshold_comes_from_the_card(browser, site_url):
         said[threshold] = page.locator("#message").text_content()
         page.context.close()
         assert digits and page.errors == [], (digits, page.errors)
-    assert "The model is unsure of digit 1" in said[1.01], said
+    assert "The model is unsure of this reading" in said[1.01], said
     assert "unsure" not in said[0.0], said
 
 
@@ -419,15 +437,17 @@ def test_a_digits_map_stays_and_drawing_again_clears_it(page):
 
 
 def test_probabilities_are_not_capped_by_label_smoothing(page):
-    """Label smoothing (0.1 over 13 tokens) caps the softmax near 91 %; the page undoes it."""
+    """Label smoothing (0.1 over 13 tokens) holds the softmax near 91 %; the card's temperature (below 1)
+    lifts a sure token above that, and the note under the reading says how the percentages are made."""
     shown = []
     for index in range(4):
         read_example(page, index)
         shown += [float(text.rstrip("%")) for text in page.locator("#reading .probability").all_text_contents()]
     print(f"\nlive reader: percentages shown for 4 examples: {shown}")
     assert all(0 <= value <= 100 for value in shown)
-    assert max(shown) > 92, "no reading above the label-smoothing cap: the cap is not undone"
-    assert "label smoothing" in page.locator("#percent-note").text_content()
+    assert max(shown) > 92, "no reading above the label-smoothing cap: the temperature is not applied"
+    note = page.locator("#percent-note").text_content()
+    assert "temperature" in note and "label smoothing" in note.lower(), note
 
 
 # ---- inside the site, in either theme -----------------------------------------------------------

@@ -79,13 +79,15 @@ def test_decoder_length_stays_dynamic():
 
 @pytest.mark.slow
 def test_served_files_score_what_the_card_says():
-    """Read through onnxruntime here, the set gives the card's shares back (the same canvases and files:
-    only float rounding may differ); MNIST's held-out canvases are the post's to draw, so within a point."""
+    """Read through onnxruntime here, the synthetic set and the pen test half give the card's shares back
+    (the same canvases and files: only float rounding may differ); MNIST's held-out canvases are the post's
+    to draw, so within a point."""
     measured = reader_model.score(MODEL_DIR)
     card = committed_card()
     print("\n" + "\n".join(reader_model.score_lines(measured, card)))
     for length in LENGTH_KEYS:
         assert abs(measured["handwriting_exact"][length] - card["handwriting_exact"][length]) <= 0.002, length
+        assert abs(measured["pen_exact"][length] - card["pen_exact"][length]) <= 0.002, length
         assert abs(measured["mnist_exact"][length] - card["mnist_exact"][length]) <= 0.01, length
 
 
@@ -97,9 +99,10 @@ def fixture_card(folder):
         "post": {"title": "A fixture post", "url": f"{site_url()}posts/{folder}/"},
         "parameters": 534541,
         "recipe": {"width": 96, "heads": 4, "encoder_blocks": 2, "decoder_blocks": 2, "label_smoothing": 0.1},
-        "unsure_below": 0.7,
-        "mnist_exact": shares, "handwriting_exact": dict(shares, all=0.9311),
-        "mnist_canvases": 10000, "handwriting_canvases": 3000, "handwriting_sha256": "0" * 64,
+        "temperature": 0.9, "unsure_below": 0.5,
+        "mnist_exact": shares, "handwriting_exact": dict(shares, all=0.9311), "pen_exact": dict(shares, all=0.811),
+        "mnist_canvases": 10000, "handwriting_canvases": 3000, "pen_canvases": 3000,
+        "handwriting_sha256": "0" * 64, "pen_sha256": "1" * 64,
         "tokens": {"start": 10, "end": 11, "pad": 12},
         "data": "the offline stand-in", "torch": "2.13.0+cpu",
     }
@@ -226,6 +229,9 @@ WRONG_TYPES = {
     "no data": (lambda card: card.update(data=None), '"data" is null, not text'),
     "a short digest": (lambda card: card.update(handwriting_sha256="abc"), '"handwriting_sha256" must be 64'),
     "unsure as true": (lambda card: card.update(unsure_below=True), '"unsure_below" must be a probability'),
+    "a zero temperature": (lambda card: card.update(temperature=0), '"temperature" must be a number above 0'),
+    "a pen share above 1": (lambda card: card["pen_exact"].update({"3": 1.5}), '"pen_exact" needs shares'),
+    "a short pen digest": (lambda card: card.update(pen_sha256="abc"), '"pen_sha256" must be 64'),
     "tokens as a list": (lambda card: card.update(tokens=[10, 11, 12]), '"tokens" is [10, 11, 12]'),
 }
 

@@ -42,6 +42,7 @@ from pathlib import Path
 
 from tools import bindings
 from tools.data_sources import HUB_DATA, STAND_IN_DATA, STAND_IN_SHA256
+from tools.ablations import REPORT, report_problems
 from tools.export_cells import EXPORTS, export_drift, sources_of
 from tools.inline_helpers import setup_drift
 from tools.post_links import links_drift, repository_url
@@ -89,7 +90,8 @@ def check_post(path, root=REPO_ROOT):
         draft = False
         problems.append(Problem(post_name(path), "cell 1 (front matter)", str(error)))
     for check in (check_cell_options, check_front_matter, check_links, check_provenance, check_seal, check_execution,
-                  check_outputs_against_provenance, check_published_reader, check_setup, check_exports, check_imports,
+                  check_outputs_against_provenance, check_published_reader, check_setup, check_exports, check_reports,
+                  check_imports,
                   check_figures, check_placeholders, check_revisions, check_prose_numbers):
         try:
             problems += [Problem(post_name(path), where, what) for where, what in check(nb, Path(path), root)]
@@ -337,6 +339,12 @@ def check_exports(nb, path, root):
             drift = str(error)
         if drift:
             yield "exported cells", drift
+
+
+def check_reports(nb, path, root):
+    """A sealed report beside the post (ablations.json) is intact and made by the repository's code."""
+    for problem in report_problems(Path(path).parent / REPORT.name, root):
+        yield "ablations.json", problem
 
 
 IMPORT_FUNCTIONS = {"importlib.import_module", "__import__", "importlib.__import__", "runpy.run_module"}

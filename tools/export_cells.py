@@ -17,13 +17,14 @@ import argparse
 import ast
 import builtins
 import sys
+import textwrap
 from pathlib import Path
 
 from tools.notebooks import REPO_ROOT, CellOptionsError, NotebookError, blog_metadata, cell_options, read_notebook
 
 EXPORT_MARK = "#| export: true"  # a Quarto cell option (YAML), so the page hides it
 # helper file: the post folder whose marked cells it is made from
-EXPORTS = {"_reader.py": "2026-06-25-reading-when-to-stop"}
+EXPORTS = {"_reader.py": "2026-06-25-reading-when-to-stop", "_cure.py": "2026-07-09-reading-handwriting"}
 # Where `make export` keeps the text it replaced (an edit by hand, say, which the next export
 # would otherwise drop): the last one only, so nothing is lost silently.
 REPLACED = Path(".cache") / "export"
@@ -149,8 +150,12 @@ def helper_imports(code, helpers, root=REPO_ROOT):
     for helper in helpers:
         names = sorted(name for name, (owner, node) in taken.items()
                        if owner == helper and not isinstance(node, is_import))
+        line = f"from {helper[:-3]} import {', '.join(names)}"
+        if names and len(line) > 88:  # wrapped as a formatter would, to fit the page column
+            wrapped = textwrap.wrap(", ".join(names) + ",", 84)
+            line = f"from {helper[:-3]} import (\n" + "".join(f"    {part}\n" for part in wrapped) + ")"
         if names:
-            lines.append(f"from {helper[:-3]} import {', '.join(names)}")
+            lines.append(line)
     return modules + lines
 
 

@@ -57,9 +57,10 @@ HELD_OUT = 10_000  # MNIST test canvases --score reads
 # The post that exports the model: found by its metadata flag, else by this folder name.
 EXPORTING_SLUG = "2026-07-09-reading-handwriting"
 
-CARD_KEYS = ("post", "parameters", "recipe", "unsure_below", "mnist_exact", "handwriting_exact", "mnist_canvases",
-             "handwriting_canvases", "handwriting_sha256", "tokens", "data", "torch")
-SHARE_KEYS = ("mnist_exact", "handwriting_exact")
+CARD_KEYS = ("post", "parameters", "recipe", "temperature", "unsure_below", "mnist_exact", "handwriting_exact",
+             "pen_exact", "mnist_canvases", "handwriting_canvases", "pen_canvases", "handwriting_sha256", "pen_sha256",
+             "tokens", "data", "torch")
+SHARE_KEYS = ("mnist_exact", "handwriting_exact", "pen_exact")
 LENGTH_KEYS = ("1", "2", "3", "all")
 RECIPE_KEYS = ("width", "heads", "encoder_blocks", "decoder_blocks", "label_smoothing")
 # The graphs' inputs and outputs, by name, as reader/reader.js feeds and reads them.
@@ -246,12 +247,14 @@ def card_problems(card, post_folder):
                 problems.append(f"\"recipe\" needs whole numbers above 0 for {', '.join(wrong)}")
             if not (is_number(recipe["label_smoothing"]) and 0 <= recipe["label_smoothing"] < 1):
                 problems.append("\"recipe\".\"label_smoothing\" must be a number from 0 up to 1")
-    for key in ("parameters", "mnist_canvases", "handwriting_canvases"):
+    for key in ("parameters", "mnist_canvases", "handwriting_canvases", "pen_canvases"):
         if key in card and not is_count(card[key]):
             problems.append(f"\"{key}\" is {json.dumps(card[key])[:40]}, not a whole number above 0")
-    if "handwriting_sha256" in card and not (isinstance(card["handwriting_sha256"], str)
-                                             and re.fullmatch(r"[0-9a-f]{64}", card["handwriting_sha256"])):
-        problems.append("\"handwriting_sha256\" must be 64 lower-case hex digits")
+    for key in ("handwriting_sha256", "pen_sha256"):
+        if key in card and not (isinstance(card[key], str) and re.fullmatch(r"[0-9a-f]{64}", card[key])):
+            problems.append(f"\"{key}\" must be 64 lower-case hex digits")
+    if "temperature" in card and not (is_number(card["temperature"]) and 0 < card["temperature"] <= 100):
+        problems.append("\"temperature\" must be a number above 0 (the page divides the logits by it)")
     for key in ("data", "torch"):
         if key in card and not is_text(card[key]):
             problems.append(f"\"{key}\" is {json.dumps(card[key])[:40]}, not text")
@@ -266,7 +269,8 @@ def served_summary(card):
     """The line `make reader-model` ends with; only for a card with no card_problems."""
     shares = {key: as_percent(card[key]["all"]) for key in SHARE_KEYS}
     return (f"the live reader now serves {card['post']['title']!r}: {card['parameters']:,} parameters; exact on "
-            f"MNIST held-out {shares['mnist_exact']}, non-MNIST {shares['handwriting_exact']}")
+            f"MNIST held-out {shares['mnist_exact']}, the pen test half {shares['pen_exact']}, "
+            f"synthetic {shares['handwriting_exact']}")
 
 
 def graph_problems(folder):
@@ -437,18 +441,21 @@ def exchange_paths(first, second):
 # ---- scoring -----------------------------------------------------------------------------------
 
 def score(folder=MODEL_DIR):
-    """{"mnist_exact": ..., "handwriting_exact": ...}: exact-sequence shares by length ("1", "2", "3", "all")
-    of the ONNX files in `folder`, on MNIST's held-out canvases and on the non-MNIST handwriting set."""
-    from tools import handwriting_set
+    """{"mnist_exact": ..., "handwriting_exact": ..., "pen_exact": ...}: exact-sequence shares by length
+    ("1", "2", "3", "all") of the ONNX files in `folder`, on MNIST's held-out canvases, the synthetic
+    handwriting set and the blind test's pen test half."""
+    from tools import handwriting_set, pen_set
     images, tokens = canvases("test", HELD_OUT)
     by_length = {"mnist_exact": handwriting_set.exact_by_length(read_all(onnx_reader(folder), images), tokens),
-                 "handwriting_exact": handwriting_set.score_onnx(folder)}
+                 "handwriting_exact": handwriting_set.score_onnx(folder),
+                 "pen_exact": pen_set.score(folder, {"test": pen_set.halves()["test"]})["test"]}
     return {key: {str(length): share for length, share in shares.items()} for key, shares in by_length.items()}
 
 
 def score_lines(scores, card=None):
     """The table --score prints: one row per set, the card's figure beside each measured one."""
-    names = {"mnist_exact": f"MNIST held-out ({HELD_OUT:,})", "handwriting_exact": "non-MNIST handwriting (3,000)"}
+    names = {"mnist_exact": f"MNIST held-out ({HELD_OUT:,})", "handwriting_exact": "synthetic handwriting (3,000)",
+             "pen_exact": "pen test half (3,000)"}
     lines = ["exact-sequence accuracy through ONNX, by digits " + " | ".join(LENGTH_KEYS)
              + ("   [card.json in brackets]" if card else "")]
     for key, shares in scores.items():
@@ -516,7 +523,7 @@ def score_command(folder):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--score", action="store_true",
-                        help="score reader/model's ONNX files on MNIST held-out canvases and the non-MNIST set")
+                        help="score reader/model's ONNX files on MNIST held-out canvases, the synthetic set and the pen test half")
     parser.add_argument("--examples", action="store_true",
                         help="rewrite reader/examples.png and examples.json from the held-out canvases")
     args = parser.parse_args(argv)

@@ -1,0 +1,79 @@
+"""Post 4's cure, as exported to _cure.py: the writer's digits, the scribbles and the training set are what
+the post says they are; the ablation report is refused when edited or made by other code."""
+import json
+
+import numpy as np
+import pytest
+
+import _cure
+from _handwriting import TEMPLATES
+from _reader import END, PAD
+from tools import ablations
+
+ASPECTS = np.full(10, 0.7)
+
+
+def test_joined_strokes_are_one_stroke_through_the_jumps():
+    seven_with_bar = TEMPLATES[7][1]
+    assert len(seven_with_bar) == 2
+    (pieces,) = _cure.joined(seven_with_bar)
+    jump = [seven_with_bar[0][-1][-1], seven_with_bar[1][0][0]]
+    assert jump in pieces and pieces[0] == seven_with_bar[0][0] and pieces[-1] == seven_with_bar[1][-1]
+
+
+def test_the_pen_file_keeps_eight_points_stretched_to_the_unit_square():
+    events = [np.array([[0, 0], [100, 0]]), np.array([[50, 20], [50, 220]])]
+    kept = _cure.as_the_pen_file_keeps(events)
+    assert kept.shape == (8, 2) and kept.min() == 0 and kept.max(axis=0).tolist() == [1, 1]
+    assert kept[0].tolist() == [0, 0] and kept[-1] == pytest.approx([0.5, 1], abs=0.01), "in order, first to last"
+    assert _cure.as_the_pen_file_keeps([np.array([[5, 5]])]) is None, "a dot keeps no path"
+
+
+def test_the_training_set_holds_mnist_s_digits_the_writer_s_and_scribbles_read_as_nothing():
+    images = np.zeros((20, 28, 28), np.float32)
+    images[:, 5:20, 12:16] = 1
+    labels = np.arange(20) % 10
+    cure = _cure.Cure(written_digits=30, written_share=0.25, scribbles=5)
+    canvases, tokens = _cure.training_set(images, labels, 40, cure, ASPECTS, np.random.default_rng(0))
+    assert canvases.shape == (40, 1, 28, 84) and tokens.shape == (40, 4)
+    assert 0 <= float(canvases.min()) and float(canvases.max()) <= 1
+    scribbled = tokens[-5:]
+    assert (scribbled[:, 0] == END).all() and (scribbled[:, 1:] == PAD).all()
+    assert canvases[-5:].amax(dim=(1, 2, 3)).min() > 0, "every scribble canvas has ink"
+    again, _ = _cure.training_set(images, labels, 40, cure, ASPECTS, np.random.default_rng(0))
+    assert (again == canvases).all(), "seeded: the same canvases every time"
+
+
+def test_a_cure_without_its_parts_is_mnist_as_it_comes():
+    images, labels = np.ones((10, 28, 28), np.float32), np.arange(10)
+    cure = _cure.Cure(written_digits=0, scribbles=0)
+    canvases, tokens = _cure.training_set(images, labels, 12, cure, ASPECTS, np.random.default_rng(0))
+    assert len(canvases) == 12 and (tokens[:, 0] < 10).all()
+
+
+def test_the_tool_seals_reports_as_the_post_reads_them(tmp_path):
+    made = {"rows": [{"key": "nothing", "pen_test_1": 0.8}], "epochs": 3}
+    assert ablations.seal(made) == _cure.seal_of(made), "make check and the post must agree on a seal"
+    made["seal"] = _cure.seal_of(made)
+    path = tmp_path / "ablations.json"
+    path.write_text(json.dumps(made))
+    assert _cure.read_report(path)["rows"] == made["rows"]
+    made["rows"][0]["pen_test_1"] = 0.99  # edited by hand
+    path.write_text(json.dumps(made))
+    with pytest.raises(ValueError, match="its seal does not match its content"):
+        _cure.read_report(path)
+    assert any("its seal does not match" in problem for problem in ablations.report_problems(path))
+
+
+def test_a_report_made_by_other_code_is_refused(tmp_path):
+    made = {"rows": [], "code": dict(ablations.code_digests(), **{"_cure.py": "0" * 64})}
+    made["seal"] = ablations.seal(made)
+    path = tmp_path / "ablations.json"
+    path.write_text(json.dumps(made))
+    assert ablations.report_problems(path) == [
+        "ablations.json was made by other code than this repository's _cure.py; run `make ablations` again, "
+        "then `make execute` for the post that prints it"]
+    made["code"] = ablations.code_digests()
+    made["seal"] = ablations.seal(made)
+    path.write_text(json.dumps(made))
+    assert ablations.report_problems(path) == []
