@@ -107,13 +107,20 @@ execute: $(READY)  ## re-run posts in place and save their outputs: make execute
 check: $(READY)  ## publishing checks: stale or missing outputs, errors, drifted setup, unquoted numbers, …
 	$(PY) -m tools.check_posts $(POST_ARGUMENT) $(if $(ALL),--all)
 
+spread: $(READY)  ## how far a re-run moves a post's results: runs it on two numeric paths and other seeds, writes its spread.json, re-runs the post (make spread POST=… [RUNS=n] [JOBS=2])
+	$(PY) -m tools.standin_data
+	$(PY) -m tools.spread $(POST_ARGUMENT) $(if $(RUNS),--runs=$(RUNS)) $(if $(JOBS),--jobs=$(JOBS))
+
+compare: $(READY)  ## does your run agree with the page? make compare POST=… [NOTEBOOK=your.ipynb or a folder of them]
+	$(PY) -m tools.compare_run $(POST_ARGUMENT) $(if $(value NOTEBOOK),'--notebook=$(subst ','\'',$(value NOTEBOOK))')
+
 bind: $(READY)  ## propose markers binding a post's prose numbers to its results: make bind [POST=…] [WRITE=1]
 	$(PY) -m tools.bind_numbers $(POST_ARGUMENT) $(if $(ALL),--all) $(if $(WRITE),--write)
 
 export: $(READY)  ## write _reader.py from part 2's cells marked `#| export: true` (the nbdev way; make inline does it first)
 	$(PY) -m tools.export_cells
 
-inline: export  ## copy the helpers (_results.py, _style.py, _arch.py, _reader.py, _handwriting.py) into each post's setup cell and write each post's links
+inline: export  ## copy the helpers (_results.py, _spread.py, _style.py, _arch.py, _reader.py, _handwriting.py) into each post's setup cell and write each post's links
 	$(PY) -m tools.inline_helpers
 	$(PY) -m tools.post_links
 

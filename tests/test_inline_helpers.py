@@ -34,11 +34,11 @@ def test_setup_summary_says_what_the_cell_gives():
     summary = setup_source(["_style.py", "_arch.py"], packages=[("visualtorch", "1.4.1")]).splitlines()[1]
     assert "Setup: missing packages, chart style and architecture diagrams" in summary
     header = setup_source(list(HELPERS), packages=[("numpy", "2.0.0")]).splitlines()[1:3]
-    assert header[0] == ('#| code-summary: "Setup: missing packages, named results, chart style, architecture '
-                         "diagrams, part 2's reader, handwriting set and pen digits (generated from _results.py, "
-                         '_style.py, _arch.py, _reader.py, _handwriting.py and _pen.py)"')
-    assert header[1].startswith("# Generated from _results.py, _style.py, _arch.py, _reader.py, _handwriting.py and "
-                                "_pen.py of ")
+    assert header[0] == ('#| code-summary: "Setup: missing packages, named results, re-run spread, chart style, '
+                         "architecture diagrams, part 2's reader, handwriting set and pen digits (generated from "
+                         '_results.py, _spread.py, _style.py, _arch.py, _reader.py, _handwriting.py and _pen.py)"')
+    assert header[1].startswith("# Generated from _results.py, _spread.py, _style.py, _arch.py, _reader.py, "
+                                "_handwriting.py and _pen.py of ")
 
 
 def test_handwriting_helper_is_inlined_on_its_own_with_numpy_pinned():

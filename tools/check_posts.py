@@ -17,6 +17,9 @@ This tool refuses such a post, naming the post, the cell and what to do:
 - front matter without title, description, date or categories, with an impossible
   date or a `draft` that is not a boolean, or without the generated Colab, GitHub
   and download links; a figure without a label, caption or alt text;
+- a post that shows its spread without a spread.json beside it, a report edited, made
+  from other code, or around other page results; a bound number stated as fact in the
+  prose though the report's runs show it otherwise (tools/spread_report.py);
 - a number a reader reads (prose, tables, math, console fences, alt text, captions,
   front matter, included files) that reads as a result but is not bound to one the
   run recorded, or is bound and disagrees with it (tools/bindings.py);
@@ -40,7 +43,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools import bindings
+from tools import bindings, spread_report
 from tools.data_sources import HUB_DATA, STAND_IN_DATA, STAND_IN_SHA256
 from tools.ablations import REPORT, report_problems
 from tools.export_cells import EXPORTS, export_drift, sources_of
@@ -91,7 +94,7 @@ def check_post(path, root=REPO_ROOT):
         problems.append(Problem(post_name(path), "cell 1 (front matter)", str(error)))
     for check in (check_cell_options, check_front_matter, check_links, check_provenance, check_seal, check_execution,
                   check_outputs_against_provenance, check_published_reader, check_setup, check_exports, check_reports,
-                  check_imports,
+                  check_spread, check_imports,
                   check_figures, check_placeholders, check_revisions, check_prose_numbers):
         try:
             problems += [Problem(post_name(path), where, what) for where, what in check(nb, Path(path), root)]
@@ -345,6 +348,18 @@ def check_reports(nb, path, root):
     """A sealed report beside the post (ablations.json) is intact and made by the repository's code."""
     for problem in report_problems(Path(path).parent / REPORT.name, root):
         yield "ablations.json", problem
+
+
+def check_spread(nb, path, root):
+    """The spread report describes this post, and the prose states as fact only what all its runs show."""
+    where = spread_report.SPREAD_REPORT
+    if spread_report.shows_spread(nb) and not spread_report.report_path(Path(path).parent).exists():
+        yield where, "the post shows its spread, but there is no spread.json beside it: run `make spread POST=…`"
+        return
+    problems = spread_report.report_problems(nb, Path(path).parent)
+    yield from ((where, problem) for problem in problems)
+    if not problems:
+        yield from spread_report.claim_problems(nb, Path(path).parent)
 
 
 IMPORT_FUNCTIONS = {"importlib.import_module", "__import__", "importlib.__import__", "runpy.run_module"}

@@ -53,7 +53,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 from traitlets import default
 
-from tools import standin_data
+from tools import numerics, standin_data
 from tools.bindings import rewrite_notebook
 from tools.data_sources import HUB_DATA, STAND_IN_DATA
 from tools.notebooks import (
@@ -85,6 +85,12 @@ def _cpu():
             return next(line.split(":", 1)[1].strip() for line in _info if line.startswith("model name"))
     except (OSError, StopIteration):
         return _platform.processor() or _platform.machine()
+def _numerics():
+    import os as _os
+    _found = {{_name: _os.environ.get(_name) for _name in {sorted(numerics.PINNED)!r}}}
+    if "torch" in _sys.modules:
+        _found["cpu_capability"] = _sys.modules["torch"].backends.cpu.get_cpu_capability()
+    return _found
 def _replaced_streams():
     try:
         from ipykernel.iostream import OutStream as _OutStream
@@ -97,6 +103,7 @@ _display({{{PROBE_MIME!r}: {{
     "packages": {{_name: _version(_name) for _name in {RECORDED_PACKAGES!r}}},
     "device": str(globals().get("device", "not reported by the post")),
     "machine": {{"system": _platform.platform(), "architecture": _platform.machine(), "cpu": _cpu()}},
+    "numerics": _numerics(),
     "replaced_streams": _replaced_streams(),
 }}}}, raw=True)
 """

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import nbformat
 
+from tools import numerics
 from tools.notebooks import (
     REPO_ROOT, SETUP_TAG, NotebookError, blog_metadata, has_tag, parse_cell, site_config, sync_posts,
 )
@@ -36,9 +37,9 @@ from tools.post_links import repository_url
 # that needs another imports from it by name (`from _handwriting import page_input`), so it
 # also works as a module; inlined, that import is dropped, the names being defined above it. _reader.py is itself generated, from part 2's
 # cells marked `#| export: true` (tools/export_cells.py).
-HELPERS = {"_results.py": [], "_style.py": [], "_arch.py": ["_style.py"], "_reader.py": [], "_handwriting.py": [],
+HELPERS = {"_results.py": [], "_spread.py": ["_results.py"], "_style.py": [], "_arch.py": ["_style.py"], "_reader.py": [], "_handwriting.py": [],
            "_pen.py": ["_handwriting.py"]}
-WHAT_THEY_GIVE = {"_results.py": "named results", "_style.py": "chart style", "_arch.py": "architecture diagrams",
+WHAT_THEY_GIVE = {"_results.py": "named results", "_spread.py": "re-run spread", "_style.py": "chart style", "_arch.py": "architecture diagrams",
                   "_reader.py": "part 2's reader", "_handwriting.py": "handwriting set", "_pen.py": "pen digits"}
 # Import names whose distribution is called something else; every other import is looked up by its own name.
 DISTRIBUTION_OF = {"PIL": "pillow", "yaml": "PyYAML"}
@@ -200,6 +201,8 @@ def setup_source(helpers, root=REPO_ROOT, packages=(), repo_url=None):
         f'#| code-summary: "Setup: {"missing packages, " if packages else ""}{gives} (generated from {names})"',
         f"# Generated from {names} of {repo_url or repository_url()}; edit those files, not this cell.",
     ]
+    if "_spread.py" in helpers:  # a post that shows its spread runs on the path the spread calls pinned
+        parts += ["", "# ---- numeric path ----", numerics.setup_block()]
     if packages:
         parts += ["", "# ---- packages ----", packages_block(packages)]
     for name in helpers:

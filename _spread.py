@@ -1,0 +1,79 @@
+"""How far a re-run moves this page's results: the spread report beside the post.
+
+`make spread` (tools/spread.py) runs the post again several times, on another
+numeric path and with other seeds, and writes what each run recorded into
+spread.json beside the notebook, sealed. `show_spread(read_spread(), names)`
+shows, for each named result, the lowest and highest value those re-runs gave,
+recorded as references (`spread.<name>.low`, `spread.<name>.high`) for the prose
+to quote beside this run's own value.
+"""
+import hashlib
+import json
+import re
+from pathlib import Path
+
+from _results import result
+
+SPREAD_REPORT = "spread.json"
+
+
+def spread_seal(report):
+    """SHA-256 of a report's content, every key but the seal, written one way only."""
+    content = {key: value for key, value in report.items()
+               if key != "seal"}
+    text = json.dumps(content, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def read_spread(path=SPREAD_REPORT):
+    """The report at `path`, or None where there is none yet."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    report = json.loads(path.read_text(encoding="utf-8"))
+    if report.get("seal") != spread_seal(report):
+        raise ValueError(f"{path}: its seal does not match its content "
+                         "(edited by hand?); run `make spread` again")
+    return report
+
+
+def template_like(text):
+    """A format that writes a number as `text` is written: "87.9%" -> "{:.1f}%"."""
+    number = re.search(r"-?\d[\d,]*(?:\.(\d+))?(e[-+]?\d+)?", text)
+    places = len(number.group(1) or "")
+    kind = "e" if number.group(2) else "f"
+    comma = "," if "," in number.group() else ""
+    spec = "{:" + comma + f".{places}{kind}}}"
+    return text[:number.start()] + spec + text[number.end():]
+
+
+def show_spread(report, names):
+    """For each of `names`, the lowest and highest value of the report's re-runs."""
+    if report is None:
+        print("no spread report beside this post yet: `make spread` writes one")
+        return
+    runs = report["runs"]
+    print(f"{len(runs)} re-runs of this notebook ({describe_runs(runs)}), "
+          f"from {SPREAD_REPORT}:")
+    for name in names:
+        values = [run["results"][name] for run in runs if name in run["results"]]
+        values = [value for value in values if value["number"] is not None]
+        if not values:
+            print(f"{name}: no re-run recorded a value")
+            continue
+        low = min(values, key=lambda value: value["number"])
+        high = max(values, key=lambda value: value["number"])
+        label = values[0].get("label") or name.replace("_", " ")
+        template = template_like(low["text"])
+        result(f"spread.{name}.low", low["number"], template, f"{label}, lowest",
+               reference=True)
+        result(f"spread.{name}.high", high["number"], template, f"{label}, highest",
+               reference=True)
+
+
+def describe_runs(runs):
+    """"numeric paths native and pinned; seeds 0, 1, 2"."""
+    paths = sorted({run["path"] for run in runs})
+    seeds = sorted({run["seed"] for run in runs})
+    return (f"numeric paths {' and '.join(paths)}; seeds "
+            + ", ".join(str(seed) for seed in seeds))

@@ -1,0 +1,239 @@
+"""The spread report: its runs cover what the issue asks, it is refused when it no longer describes the post,
+the prose may state as fact only what all its runs show, and `make compare` classifies runs rightly."""
+import copy
+import json
+import shutil
+import tempfile
+from decimal import Decimal
+from pathlib import Path
+
+import nbformat
+import pytest
+
+import _spread
+from _spread import template_like
+from tests.factory import md, publishable, ran, recorded, reseal, save_post
+from tools import compare_run, numerics, spread
+from tools.compare_run import AGREES, DISAGREES, NOT_COMPARABLE, report_on
+from tools.notebooks import POSTS_DIR, REPO_ROOT, blog_metadata, find_posts, read_notebook, write_notebook_atomically
+from tools.spread_report import (
+    SPREAD_REPORT, claim_problems, code_sha256, read_report, report_path, report_problems, results_of, sealed,
+    shows_spread, spread_seal, spreads,
+)
+
+RERUNS = REPO_ROOT.parent / "shared" / "reruns"
+POSTS = [path for path in sorted(POSTS_DIR.glob("*/index.ipynb")) if shows_spread(read_notebook(path))]
+
+
+# ---- which runs ----------------------------------------------------------------------------------------
+
+def test_three_runs_give_two_numeric_paths_and_three_seeds_with_the_page_s_run():
+    runs = spread.planned_runs(3, page_seed=0)
+    with_page = runs + [("pinned", 0)]
+    assert {path for path, _ in with_page} == {"pinned", "native"}
+    assert {seed for _, seed in with_page} == {0, 1, 2}
+    assert ("pinned", 0) not in runs, "the page's own path and seed is the page"
+
+
+def test_more_runs_fill_the_grid_without_repeating_one():
+    runs = spread.planned_runs(9, page_seed=0)
+    assert len(set(runs)) == 9 and ("pinned", 0) not in runs
+    assert {seed for _, seed in runs} == {0, 1, 2, 3, 4}
+
+
+def test_the_pins_open_the_setup_cell_of_every_post_that_shows_its_spread():
+    for path in POSTS:
+        nb = read_notebook(path)
+        setup = nb.cells[1].source
+        assert "_spread.py" in blog_metadata(nb)["helpers"]
+        pins = setup.index("os.environ.setdefault")
+        assert pins < setup.find("import torch") or "import torch" not in setup
+        for name, value in numerics.PINNED.items():
+            assert f"'{name}': '{value}'" in setup
+
+
+@pytest.mark.parametrize("text, value, expected", [
+    ("87.9%", 87.9, "87.9%"), ("2,000", 2000, "2,000"), ("0.7500", 0.75, "0.7500"), ("1.7e-05", 1.7e-5, "1.7e-05"),
+    ("2.9x", 2.9, "2.9x"), ("15 min", 15, "15 min"), ("0.22 pt", 0.224, "0.22 pt"),
+])
+def test_a_range_is_written_as_the_page_writes_the_result(text, value, expected):
+    assert template_like(text).format(value) == expected
+
+
+def test_the_post_and_the_tools_seal_a_report_alike():
+    report = {"runs": [a_run(87.9)], "page": {"results": {}}, "code_sha256": "0" * 64}
+    assert _spread.spread_seal(report) == spread_seal(report)
+    assert _spread.SPREAD_REPORT == SPREAD_REPORT
+
+
+# ---- a post with a report ------------------------------------------------------------------------------
+
+def a_run(exact, path="native", seed=0):
+    return {"label": f"{path} path, seed {seed}", "path": path, "seed": seed, "environment": {},
+            "results": {"exact": {"text": f"{exact}%", "number": exact, "label": "read exactly"},
+                        "parameters": {"text": "534,348", "number": 534348.0, "label": "parameters"}}}
+
+
+def a_post(tmp_path, prose, exact="87.9", runs=("86.1", "88.0", "87.5")):
+    nb = publishable(md(prose), ran("print('training')", recorded("exact", f"{exact}%", float(exact), label="read exactly"),
+                                    recorded("parameters", "534,348", 534348.0)))
+    path = save_post(nb, tmp_path / "posts")
+    report = sealed({"code_sha256": code_sha256(nb), "page": {"results": results_of(nb)},
+                     "runs": [a_run(float(value), seed=seed) for seed, value in enumerate(runs)]})
+    report_path(path.parent).write_text(json.dumps(report), encoding="utf-8")
+    return nb, path
+
+
+def claims(tmp_path, prose, **kwargs):
+    nb, path = a_post(tmp_path, prose, **kwargs)
+    return [problem for _, problem in claim_problems(nb, path.parent)]
+
+
+def test_a_number_the_runs_move_cannot_be_stated_as_fact(tmp_path):
+    [problem] = claims(tmp_path, "The reader reads 87.9 %<!--=exact--> of them exactly.")
+    assert "87.9 %" in problem and "86.1% to 88.0%" in problem and "this run" in problem
+
+
+def test_it_may_be_stated_as_this_run_s_or_with_its_range(tmp_path):
+    assert claims(tmp_path, "In this run the reader reads 87.9 %<!--=exact--> of them exactly.") == []
+    ranged = ("It reads 87.9 %<!--=exact--> exactly (re-runs: 86.1 %<!--ref=spread.exact.low--> to "
+              "88.0 %<!--ref=spread.exact.high-->).")
+    assert claims(tmp_path / "b", ranged) == []
+
+
+def test_a_number_every_run_shows_alike_is_a_fact(tmp_path):
+    assert claims(tmp_path, "The model has 534,348<!--=parameters--> parameters.") == []
+    assert claims(tmp_path / "b", "About 88 %<!--~exact--> are read exactly.", runs=("87.6", "88.4", "87.9")) == []
+    assert claims(tmp_path / "c", "About 88 %<!--~exact--> are read exactly.", runs=("86.1", "88.0")) != []
+
+
+def test_a_report_edited_by_hand_is_refused(tmp_path):
+    nb, path = a_post(tmp_path, "Text.")
+    report = json.loads(report_path(path.parent).read_text())
+    report["runs"][0]["results"]["exact"]["text"] = "87.9%"
+    report_path(path.parent).write_text(json.dumps(report))
+    [problem] = report_problems(nb, path.parent)
+    assert "seal" in problem
+
+
+def test_a_report_of_other_code_or_around_other_page_results_is_refused(tmp_path):
+    nb, path = a_post(tmp_path, "Text.")
+    assert report_problems(nb, path.parent) == []
+    edited = copy.deepcopy(nb)
+    edited.cells[-1].source = "print('training longer')"
+    assert "other code" in report_problems(edited, path.parent)[0]
+    rerun = copy.deepcopy(nb)
+    rerun.cells[-1].outputs[0].metadata["reading-digits/result"]["number"] = 88.1
+    assert "page's results differ" in report_problems(rerun, path.parent)[0]
+
+
+# ---- make compare --------------------------------------------------------------------------------------
+
+def a_rerun(nb, tmp_path, name, exact=None, seal=True, overrides=None):
+    """The page's notebook as another run left it: its value of `exact`, resealed as a run would (or not)."""
+    run = copy.deepcopy(nb)
+    if exact is not None:
+        output = run.cells[-1].outputs[0]
+        output.metadata["reading-digits/result"].update(text=f"{exact}%", number=float(exact))
+        output.data["text/plain"] = f"read exactly: {exact}%"
+    if overrides:
+        blog_metadata(run)["provenance"]["parameters_overridden"] = overrides
+    if seal:
+        reseal(run)
+    path = tmp_path / f"{name}.ipynb"
+    write_notebook_atomically(run, path)
+    return path
+
+
+def compared(nb_path, post_path):
+    said = []
+    return report_on(nb_path, post_path, echo=said.append), "\n".join(said)
+
+
+def test_compare_tells_a_run_inside_the_spread_from_one_outside(tmp_path):
+    nb, post = a_post(tmp_path, "Text.")
+    assert compared(post, post)[0] == AGREES, "the page agrees with itself"
+    status, said = compared(a_rerun(nb, tmp_path, "inside", exact="86.1"), post)
+    assert status == AGREES and "agrees" in said
+    status, said = compared(a_rerun(nb, tmp_path, "outside", exact="86.0"), post)
+    assert status == DISAGREES and "OUTSIDE" in said and "exact" in said
+    status, _ = compared(a_rerun(nb, tmp_path, "seed", exact="87.0", overrides={"seed": 3}), post)
+    assert status == AGREES, "another seed is still this post's run"
+
+
+def test_compare_will_not_judge_an_edited_notebook_another_post_s_code_or_a_smoke_run(tmp_path):
+    nb, post = a_post(tmp_path, "Text.")
+    status, said = compared(a_rerun(nb, tmp_path, "tampered", exact="87.0", seal=False), post)
+    assert status == NOT_COMPARABLE and "seal" in said
+    status, said = compared(a_rerun(nb, tmp_path, "smoke", overrides={"epochs": 1}), post)
+    assert status == NOT_COMPARABLE and "parameters" in said
+    other = copy.deepcopy(nb)
+    other.cells[-1].source = "print('training longer')"
+    path = tmp_path / "other.ipynb"
+    write_notebook_atomically(reseal(other), path)
+    status, said = compared(path, post)
+    assert status == NOT_COMPARABLE and "other code" in said and "cell 3" in said
+
+
+def shown(text):
+    return Decimal(text.rstrip("%x").split()[0].replace(",", ""))
+
+
+def expected_verdict(nb, report):
+    """What `make compare` should say, worked out here from the texts alone."""
+    mine = results_of(nb)
+    for name, spread_ in spreads(report).items():
+        values = [shown(text) for text in spread_.texts if text != "nan"]
+        if name not in mine or not min(values) <= shown(mine[name]["text"]) <= max(values):
+            return DISAGREES
+    return AGREES
+
+
+@pytest.mark.skipif(not RERUNS.is_dir(), reason="../shared/reruns is not beside this clone")
+@pytest.mark.parametrize("rerun", sorted(RERUNS.glob("*.ipynb")) if RERUNS.is_dir() else [], ids=lambda path: path.stem)
+def test_compare_classifies_the_shared_reruns(rerun):
+    post = compare_run.post_for(rerun)
+    report = read_report(report_path(post.parent))
+    nb = read_notebook(rerun)
+    status, said = compared(rerun, post)
+    if report is None:
+        assert status == NOT_COMPARABLE and "no spread report" in said
+    elif code_sha256(nb) != report["code_sha256"]:
+        assert status == NOT_COMPARABLE and "other code" in said, "a re-run of an earlier version of the post"
+    else:
+        assert status == expected_verdict(nb, report), said
+
+
+@pytest.mark.parametrize("path", POSTS, ids=lambda path: path.parent.name)
+def test_every_post_has_a_report_of_its_own_code_and_agrees_with_it(path):
+    nb = read_notebook(path)
+    assert report_problems(nb, path.parent) == []
+    report = read_report(report_path(path.parent))
+    assert len(report["runs"]) >= 3 and {run["path"] for run in report["runs"]} == {"pinned", "native"}
+    assert compared(path, path)[0] == AGREES
+
+
+@pytest.mark.slow
+def test_a_real_run_with_another_seed_is_classified_as_its_values_say(tmp_path):
+    """Post 3 (a minute) run for real with a seed no run of the report used, then compared."""
+    from tools import standin_data
+    from tools.execute_posts import execute_copy
+    [post] = find_posts("numbers-aloud")
+    report = read_report(report_path(post.parent))
+    seed = 1 + max(run["seed"] for run in report["runs"])
+    copy_dir = tmp_path / post.parent.name
+    shutil.copytree(post.parent, copy_dir, ignore=shutil.ignore_patterns("spread.json"))
+    executed = execute_copy(read_notebook(post), copy_dir, "compare test", overrides={"seed": seed},
+                            env=standin_data.offline_environment(), echo=lambda line: None)
+    numerics_used = blog_metadata(executed)["provenance"]["numerics"]
+    assert {name: numerics_used[name] for name in numerics.PINNED} == numerics.PINNED, "the setup cell pins them"
+    path = tmp_path / "mine.ipynb"
+    nbformat.write(executed, path)
+    status, said = compared(path, post)
+    assert status == expected_verdict(executed, report), said
+
+
+def test_a_post_that_shows_no_spread_keeps_the_machine_s_own_kernels():
+    from tools.inline_helpers import setup_source
+    assert "os.environ.setdefault" not in setup_source(["_results.py", "_style.py"])
+    assert "os.environ.setdefault" in setup_source(["_results.py", "_spread.py"])
