@@ -37,10 +37,11 @@ from tools.post_links import repository_url
 # that needs another imports from it by name (`from _handwriting import page_input`), so it
 # also works as a module; inlined, that import is dropped, the names being defined above it. _reader.py is itself generated, from part 2's
 # cells marked `#| export: true` (tools/export_cells.py).
-HELPERS = {"_results.py": [], "_spread.py": ["_results.py"], "_style.py": [], "_arch.py": ["_style.py"], "_reader.py": [], "_handwriting.py": [],
-           "_pen.py": ["_handwriting.py"]}
-WHAT_THEY_GIVE = {"_results.py": "named results", "_spread.py": "re-run spread", "_style.py": "chart style", "_arch.py": "architecture diagrams",
-                  "_reader.py": "part 2's reader", "_handwriting.py": "handwriting set", "_pen.py": "pen digits"}
+HELPERS = {"_results.py": [], "_spread.py": ["_results.py"], "_style.py": [], "_arch.py": ["_style.py"],
+           "_reader.py": [], "_handwriting.py": [], "_pen.py": ["_handwriting.py"]}
+WHAT_THEY_GIVE = {"_results.py": "named results", "_spread.py": "re-run spread", "_style.py": "chart style",
+                  "_arch.py": "architecture diagrams", "_reader.py": "part 2's reader",
+                  "_handwriting.py": "handwriting set", "_pen.py": "pen digits"}
 # Import names whose distribution is called something else; every other import is looked up by its own name.
 DISTRIBUTION_OF = {"PIL": "pillow", "yaml": "PyYAML"}
 
