@@ -409,10 +409,16 @@ def proposals(nb):
     return found
 
 
-def sentence_around(text, number):
+def sentence_span(text, number):
+    """(start, end) of the sentence around `number` in `text`, markers included."""
     start = max(text.rfind(". ", 0, number.start), text.rfind("\n\n", 0, number.start), 0)
     ends = [end for end in (text.find(". ", number.unit_end), text.find("\n\n", number.unit_end)) if end != -1]
-    return MARKER.sub("", text[start:min(ends) if ends else len(text)])
+    return start, min(ends) if ends else len(text)
+
+
+def sentence_around(text, number):
+    start, end = sentence_span(text, number)
+    return MARKER.sub("", text[start:end])
 
 
 STOP_WORDS = set("a an the of in on at to for by and or is are was its it this that as with from than each "

@@ -67,14 +67,13 @@ def why_not_comparable(nb, path, report, page, page_path):
 
 def compare(nb, report):
     """[(name, page text, your text, spread, inside)] for every result the page records."""
-    rows = []
+    rows, yours_all = [], results_of(nb)
     for name, spread in spreads(report).items():
-        values = [shown_value(text) for text in spread.texts]
-        low, high = min(v for v in values if v is not None), max(v for v in values if v is not None)
-        yours = results_of(nb).get(name, {}).get("text")
+        values = [value for value in map(shown_value, spread.texts) if value is not None]
+        yours = yours_all.get(name, {}).get("text")
         value = shown_value(yours)
-        inside = value is not None and low <= value <= high
-        rows.append((name, spread.texts[0], yours or "(none)", (spread, low, high), inside))
+        inside = value is not None and bool(values) and min(values) <= value <= max(values)
+        rows.append((name, spread.texts[0], yours or "(none)", spread, inside))
     return rows
 
 
@@ -107,7 +106,7 @@ def report_on(nb_path, post_path, echo=print):
     rows = compare(nb, report)
     width = max(len(row[0]) for row in rows)
     echo(f"  {'result':<{width}}  {'page':>10}  {'yours':>10}  {'page and re-runs':<22}  verdict")
-    for result, page_text, yours, (spread, _, _), inside in rows:
+    for result, page_text, yours, spread, inside in rows:
         echo(f"  {result:<{width}}  {page_text:>10}  {yours:>10}  {describe_spread(spread):<22}  "
              + ("inside" if inside else "OUTSIDE"))
     outside = [row[0] for row in rows if not row[4]]

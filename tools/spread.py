@@ -37,8 +37,9 @@ from pathlib import Path
 
 from tools import numerics, standin_data
 from tools.execute_posts import ExecutionFailed, execute_copy, execute_in_place
-from tools.notebooks import REPO_ROOT, NotebookError, blog_metadata, find_posts, parameters_cell, assigned_names, post_name, \
-    read_notebook
+from tools.notebooks import (
+    REPO_ROOT, NotebookError, assigned_names, blog_metadata, find_posts, parameters_cell, post_name, read_notebook,
+)
 from tools.spread_report import SPREAD_REPORT, code_sha256, report_path, results_of, sealed
 
 DEFAULT_RUNS = 3  # the fewest that give two numeric paths and three seeds with the page's run

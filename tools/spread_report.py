@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.bindings import MARKER, bindings_in, places, recorded_results, sentence_around
+from tools.bindings import MARKER, bindings_in, places, recorded_results, sentence_around, sentence_span
 from tools.notebooks import INJECTED_TAG, SETUP_TAG, canonical_json, code_cells, has_tag
 
 SPREAD_REPORT = "spread.json"  # as _spread.py reads it beside the notebook
@@ -103,12 +103,6 @@ class Spread:
         """Do the runs show it differently?"""
         return len(set(self.texts)) > 1
 
-    def holds(self, number):
-        """Does `number` lie within the measured spread (its ends included)?"""
-        if number is None or self.low is None:
-            return number is None and self.low is None
-        return self.low <= number <= self.high
-
 
 def spreads(report):
     """{name: Spread} over the page and every run, for each result the page records."""
@@ -176,11 +170,9 @@ def claim_problems(nb, post_dir):
 
 def quotes_range(text, number, name):
     """Does the sentence around `number` also quote the range of `name` (a spread.name.* reference)?"""
-    start = max(text.rfind(". ", 0, number.start), text.rfind("\n\n", 0, number.start), 0)
-    ends = [end for end in (text.find(". ", number.unit_end), text.find("\n\n", number.unit_end)) if end != -1]
-    sentence = text[start:min(ends) if ends else len(text)]
+    start, end = sentence_span(text, number)
     return any(marker.group("name") in (f"spread.{name}.low", f"spread.{name}.high")
-               for marker in MARKER.finditer(sentence))
+               for marker in MARKER.finditer(text[start:end]))
 
 
 def range_text(spread):
