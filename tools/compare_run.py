@@ -23,7 +23,9 @@ from tools.notebooks import (
     read_notebook,
 )
 from tools.prose_numbers import NUMBER
-from tools.spread_report import ReportError, code_sha256, read_report, report_path, results_of, spreads
+from tools.spread_report import (
+    ReportError, code_sha256, range_text, read_report, report_path, results_of, spreads,
+)
 
 AGREES, DISAGREES, NOT_COMPARABLE = 0, 1, 2
 
@@ -77,11 +79,6 @@ def compare(nb, report):
     return rows
 
 
-def describe_spread(spread):
-    texts = sorted(set(spread.texts), key=lambda text: shown_value(text) or 0)
-    return texts[0] if len(texts) == 1 else f"{texts[0]} to {texts[-1]}"
-
-
 def report_on(nb_path, post_path, echo=print):
     """Compare the notebook at `nb_path` with the post at `post_path`; returns the exit status."""
     name = post_name(post_path)
@@ -107,7 +104,7 @@ def report_on(nb_path, post_path, echo=print):
     width = max(len(row[0]) for row in rows)
     echo(f"  {'result':<{width}}  {'page':>10}  {'yours':>10}  {'page and re-runs':<22}  verdict")
     for result, page_text, yours, spread, inside in rows:
-        echo(f"  {result:<{width}}  {page_text:>10}  {yours:>10}  {describe_spread(spread):<22}  "
+        echo(f"  {result:<{width}}  {page_text:>10}  {yours:>10}  {range_text(spread):<22}  "
              + ("inside" if inside else "OUTSIDE"))
     outside = [row[0] for row in rows if not row[4]]
     if outside:

@@ -176,6 +176,9 @@ def quotes_range(text, number, name):
 
 
 def range_text(spread):
-    low = spread.texts[spread.numbers.index(spread.low)] if spread.low is not None else "nan"
-    high = spread.texts[spread.numbers.index(spread.high)] if spread.high is not None else "nan"
-    return f"{low} to {high}"
+    """"86.1% to 88.0%", as the runs show the ends; one text when every run shows the same."""
+    if spread.low is None:
+        return "nan"
+    low = spread.texts[spread.numbers.index(spread.low)]
+    high = spread.texts[spread.numbers.index(spread.high)]
+    return low if low == high else f"{low} to {high}"
