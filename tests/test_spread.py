@@ -107,6 +107,64 @@ def test_a_number_every_run_shows_alike_is_a_fact(tmp_path):
     assert claims(tmp_path / "c", "About 88 %<!--~exact--> are read exactly.", runs=("86.1", "88.0")) != []
 
 
+# ---- a claim about every run is weighed against the runs, whatever else its sentence says -------------------
+
+def compared_post(tmp_path, prose, exact=(87.9, 88.4, 86.5), digits=(85.0, 85.2, 85.1)):
+    """A post whose page and two re-runs record `exact` and `digits` (the page's first): both move at 0.1."""
+    nb, path = a_post(tmp_path, prose, exact=str(exact[0]), runs=[str(value) for value in exact[1:]])
+    nb.cells[-1].outputs.append(recorded("digits", f"{digits[0]}%", digits[0], label="digits read right"))
+    reseal(nb)
+    save_post(nb, tmp_path / "posts")
+    report = json.loads(report_path(path.parent).read_text())
+    report["code_sha256"], report["page"]["results"] = code_sha256(nb), results_of(nb)
+    for run, value in zip(report["runs"], digits[1:]):
+        run["results"]["digits"] = {"text": f"{value}%", "number": value, "label": "digits read right"}
+    report_path(path.parent).write_text(json.dumps(sealed(report)))
+    assert report_problems(nb, path.parent) == []
+    return [problem for _, problem in claim_problems(nb, path.parent)]
+
+
+def test_this_run_in_a_sentence_does_not_excuse_its_claim_about_every_run(tmp_path):
+    [problem] = claims(tmp_path, "In this run, as in every run, the reader reads 87.9 %<!--=exact--> exactly.")
+    assert "87.9 %" in problem and "every run" in problem and "86.1% to 88.0%" in problem
+    [problem] = claims(tmp_path / "b", "In this run, as always, it reads 87.9 %<!--=exact--> exactly.")
+    assert "always" in problem
+
+
+def test_one_end_of_a_range_does_not_license_a_claim_about_every_run(tmp_path):
+    [problem] = claims(tmp_path, "In every run it reads 87.9 %<!--=exact--> exactly (at least "
+                                 "86.1 %<!--ref=spread.exact.low-->).")
+    assert "87.9 %" in problem and "every run" in problem
+    [problem] = claims(tmp_path / "b", "It reads 87.9 %<!--=exact--> exactly (the re-runs: from "
+                                       "86.1 %<!--ref=spread.exact.low-->).")
+    assert "quote its range" in problem
+    whole = ("In every run it reads close to 87.9 %<!--=exact--> (86.1 %<!--ref=spread.exact.low--> to "
+             "88.0 %<!--ref=spread.exact.high--> in the re-runs).")
+    assert claims(tmp_path / "c", whole) == []
+
+
+def test_never_and_always_are_weighed_against_the_runs(tmp_path):
+    sentence = ("Whatever the seed, the digit score never passes the exact score: in this run 85.0 %<!--=digits--> "
+                "against 87.9 %<!--=exact-->.")
+    assert compared_post(tmp_path, sentence) == [], "below it in every run: the claim holds"
+    said = compared_post(tmp_path / "b", sentence, digits=(85.0, 88.6, 85.1))
+    assert said and all("88.6%" in problem and "88.4%" in problem for problem in said), said
+
+
+@pytest.mark.parametrize("phrase", ["more than doubles it", "is more than twice it"])
+def test_more_than_twice_is_weighed_against_every_run(tmp_path, phrase):
+    sentence = f"In this run the exact score, 87.9 %<!--=exact-->, {phrase}: 40.0 %<!--=digits-->."
+    assert compared_post(tmp_path, sentence, digits=(40.0, 41.0, 39.0)) == []
+    [problem] = compared_post(tmp_path / "b", sentence, digits=(40.0, 44.5, 39.0))
+    assert "more than" in problem and "44.5%" in problem and "88.4%" in problem and "1.99" in problem, problem
+
+
+def test_each_item_of_a_list_is_a_claim_of_its_own(tmp_path):
+    listed = ("- In this run it reads 87.9 %<!--=exact--> exactly\n"
+              "- and the model has 534,348<!--=parameters--> parameters in every run.")
+    assert claims(tmp_path, listed) == []
+
+
 def test_a_report_edited_by_hand_is_refused(tmp_path):
     nb, path = a_post(tmp_path, "Text.")
     report = json.loads(report_path(path.parent).read_text())

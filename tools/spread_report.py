@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.bindings import MARKER, bindings_in, places, recorded_results, sentence_around, sentence_span
+from tools.bindings import MARKER, bindings_in, places, recorded_results, sentence_span
 from tools.notebooks import INJECTED_TAG, SETUP_TAG, canonical_json, code_cells, has_tag
 
 SPREAD_REPORT = "spread.json"  # as _spread.py reads it beside the notebook
@@ -138,8 +138,13 @@ def claim_problems(nb, post_dir):
     """[(where, problem)]: a bound number stated as fact though the report's runs show it otherwise.
 
     A number bound to a result (`<!--=name-->` or `<!--~name-->`) whose runs differ at the
-    places the prose writes must share its sentence with that result's range
-    (`spread.name.low`/`.high`) or with the words "this run".
+    places the prose writes must share its sentence with that result's whole range
+    (`spread.name.low` and `.high`) or with the words "this run". A sentence that claims
+    something of every run ("in every run", "every re-run", "whatever the seed", "never",
+    "always", "more than twice") is weighed against the runs whatever else it says: "this
+    run" excuses nothing there, and a number the runs move stands in it only with its whole
+    range, or in a comparison with another bound number that holds in each run ("higher",
+    "against", "the same"). A multiple it claims ("more than doubles") must hold in each run.
     """
     try:
         report = read_report(report_path(post_dir))
@@ -147,32 +152,155 @@ def claim_problems(nb, post_dir):
         return []  # report_problems says so
     if report is None:
         return []
-    measured = spreads(report)
+    measured, runs = spreads(report), run_results(report)
     found = []
     for place in places(nb, post_dir):
         if place.cell is None:
             continue
         listed, _ = bindings_in(place.text)
-        for bound in listed:
-            spread = measured.get(bound.name) if bound.kind in ("=", "~") else None
-            if spread is None or not spread.moves_at(bound.number.places, bound.number.scale):
-                continue
-            sentence = sentence_around(place.text, bound.number)
-            if THIS_RUN.search(sentence) or quotes_range(place.text, bound.number, bound.name):
-                continue
-            quoted = place.text[bound.number.start:bound.number.unit_end].strip()
-            found.append((place.where, f"{quoted} ({bound.name}) is stated as fact, but the runs of "
-                          f"{SPREAD_REPORT} give {range_text(spread)}: quote its range "
-                          f"(<!--ref=spread.{bound.name}.low--> … <!--ref=spread.{bound.name}.high-->) or say "
-                          "it is this run's"))
+        bound_results = [bound for bound in listed if bound.kind in ("=", "~") and bound.name in measured]
+        weighed = set()
+        for bound in bound_results:
+            span = claim_span(place.text, bound.number)
+            peers = [other for other in bound_results
+                     if other is not bound and span[0] <= other.number.start < span[1]]
+            problem = claim_problem(place.text, span, bound, peers, measured[bound.name], runs)
+            if problem:
+                found.append((place.where, problem))
+            if span not in weighed:
+                weighed.add(span)
+                found += [(place.where, problem)
+                          for problem in multiple_problems(place.text, span, [bound, *peers], runs)]
     return found
 
 
-def quotes_range(text, number, name):
-    """Does the sentence around `number` also quote the range of `name` (a spread.name.* reference)?"""
+# A sentence that says something of every run. "This run" in it excuses nothing.
+EVERY_RUN = re.compile(r"\b(?:every|each|all(?:\s+the)?|any)\s+(?:of\s+the\s+|other\s+)?(?:re-?)?runs?\b|"
+                       r"\b(?:every|each|any)\s+seed\b|\bwhatever\s+the\s+seed\b|\bnever\b|\balways\b|"
+                       r"\bmore\s+than\s+(?:doubles?|doubled|twice|triples?|tripled|three\s+times)\b", re.IGNORECASE)
+# Words that compare two numbers of a sentence: the comparison is a claim that holds, or not, in each run.
+COMPARES = re.compile(r"\b(?:higher|lower|above|below|more|less|fewer|greater|smaller|larger|better|worse|"
+                      r"up\s+from|down\s+from|short\s+of|against|than|rises?|rose|falls?|fell|beats?|exceeds?|passes|"
+                      r"same|equal|agree|agrees|alike|match(?:es)?|differs?|differed|versus|vs|twice|doubles?)\b",
+                      re.IGNORECASE)
+MULTIPLE = re.compile(r"\bmore\s+than\s+(?P<two>doubles?|doubled|twice)\b|"
+                      r"\bmore\s+than\s+(?P<three>triples?|tripled|three\s+times)\b", re.IGNORECASE)
+
+
+def claim_problem(text, span, bound, peers, spread, runs):
+    """Why this bound number cannot stand in its sentence as written, or None."""
+    if not spread.moves_at(bound.number.places, bound.number.scale):
+        return None  # every run shows it as written: a fact
+    sentence = MARKER.sub("", text[span[0]:span[1]])
+    quoted = text[bound.number.start:bound.number.unit_end].strip()
+    if quotes_range(text, bound.number, bound.name):
+        return None
+    every = EVERY_RUN.search(sentence)
+    if every is None:
+        if THIS_RUN.search(sentence):
+            return None
+        return (f"{quoted} ({bound.name}) is stated as fact, but the runs of {SPREAD_REPORT} give "
+                f"{range_text(spread)}: quote its range (<!--ref=spread.{bound.name}.low--> … "
+                f"<!--ref=spread.{bound.name}.high-->) or say it is this run's")
+    compared = [peer for peer in peers if peer.number.unit == bound.number.unit] if COMPARES.search(sentence) else []
+    breaks = [(peer, order_break(bound, peer, runs)) for peer in compared]
+    if any(broken is None for _, broken in breaks):
+        return None  # it stands in a comparison that holds in each run
+    said = (f"{quoted} ({bound.name}) stands in a claim about every run (\"{every.group()}\"), but the runs of "
+            f"{SPREAD_REPORT} give {range_text(spread)}")
+    if breaks:
+        peer, (label, results) = breaks[0]
+        shown = lambda name: (results.get(name) or {}).get("text", "nan")
+        said += (f", and its comparison with {peer.name} does not hold in each: in {label} they are "
+                 f"{shown(bound.name)} and {shown(peer.name)}")
+    return (said + ": in such a sentence \"this run\" excuses nothing; say there only what holds in every run "
+            f"(a comparison that holds in each, or its range <!--ref=spread.{bound.name}.low--> … "
+            f"<!--ref=spread.{bound.name}.high-->), and give this run's number in a sentence of its own")
+
+
+LIST_ITEM = re.compile(r"\n[ \t]*(?:[-*+]|\d+[.)])[ \t]")
+
+
+def claim_span(text, number):
+    """(start, end) of the sentence around `number`, within its list item: a list's items are claims of their own."""
     start, end = sentence_span(text, number)
-    return any(marker.group("name") in (f"spread.{name}.low", f"spread.{name}.high")
-               for marker in MARKER.finditer(text[start:end]))
+    starts = [item.start() for item in LIST_ITEM.finditer(text, start, end)]
+    start = max([start] + [at for at in starts if at < number.start])
+    end = min([end] + [at for at in starts if at >= number.unit_end])
+    return start, end
+
+
+def run_results(report):
+    """[(label, {name: {"text", "number"}})] for the page's run and each re-run of the report."""
+    found = [("the page's run", report["page"]["results"])]
+    for number, run in enumerate(report["runs"], start=1):
+        found.append((run.get("label") or f"re-run {number}", run["results"]))
+    return found
+
+
+def written(value, number):
+    """A run's value of a result as the prose writes the bound `number`: at its places and scale."""
+    if value is None or value.get("number") is None:
+        return None
+    return round(value["number"] / 10 ** number.scale, number.places)
+
+
+def order_break(bound, peer, runs):
+    """The first (label, results) of a run in which the two bound numbers, as written, stand in another order
+    than in the page's run (or one is missing); None when the order, or their equality, holds in each run."""
+    orders = []
+    for label, results in runs:
+        mine, theirs = written(results.get(bound.name), bound.number), written(results.get(peer.name), peer.number)
+        order = None if mine is None or theirs is None else (mine > theirs) - (mine < theirs)
+        if order is None or orders and order != orders[0]:
+            return label, results
+        orders.append(order)
+    return None
+
+
+def multiple_problems(text, span, bounds, runs):
+    """A multiple the sentence claims ("more than doubles", "more than twice") between two of its bound numbers
+    of one unit, where the page's run shows it, must hold in each run."""
+    sentence = MARKER.sub("", text[span[0]:span[1]])
+    claimed = MULTIPLE.search(sentence)
+    if claimed is None:
+        return []
+    factor = 2 if claimed.group("two") else 3
+    by_start = sorted(bounds, key=lambda bound: bound.number.start)
+    found = []
+    for index, first in enumerate(by_start):
+        for second in by_start[index + 1:]:
+            if first.number.unit != second.number.unit or first.name == second.name:
+                continue
+            page = runs[0][1]
+            if not any(times(page, large, small) > factor for large, small in ((first, second), (second, first))):
+                continue
+            large, small = (first, second) if times(page, first, second) > factor else (second, first)
+            for label, results in runs:
+                ratio = times(results, large, small)
+                if not ratio > factor:
+                    shown = lambda bound: (results.get(bound.name) or {}).get("text", "nan")
+                    found.append(f"the sentence says \"{claimed.group()}\" of {large.name} and {small.name}, but in "
+                                 f"{label} of {SPREAD_REPORT} they are {shown(large)} and {shown(small)}, "
+                                 f"{ratio:.2f} times: say what holds in every run, or that it is this run's in a "
+                                 "sentence that claims nothing of every run")
+                    break
+    return found
+
+
+def times(results, large, small):
+    """How many times the run's value of `small` its value of `large` is (0 when either is missing)."""
+    top, bottom = (results.get(bound.name, {}).get("number") for bound in (large, small))
+    if top is None or bottom is None or bottom == 0:
+        return 0.0
+    return top / bottom
+
+
+def quotes_range(text, number, name):
+    """Does the sentence around `number` also quote the whole range of `name` (spread.name.low and .high)?"""
+    start, end = claim_span(text, number)
+    quoted = {marker.group("name") for marker in MARKER.finditer(text[start:end])}
+    return {f"spread.{name}.low", f"spread.{name}.high"} <= quoted
 
 
 def range_text(spread):
