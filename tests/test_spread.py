@@ -12,7 +12,7 @@ import pytest
 
 import _spread
 from _spread import template_like
-from tests.factory import md, publishable, ran, recorded, reseal, save_post
+from tests.factory import md, publishable, ran, recorded, reseal, save_post, stream
 from tools import compare_run, numerics, spread
 from tools.compare_run import AGREES, DISAGREES, NOT_COMPARABLE, report_on
 from tools.notebooks import POSTS_DIR, REPO_ROOT, blog_metadata, find_posts, read_notebook, write_notebook_atomically
@@ -74,9 +74,9 @@ def a_run(exact, path="native", seed=0):
                         "parameters": {"text": "534,348", "number": 534348.0, "label": "parameters"}}}
 
 
-def a_post(tmp_path, prose, exact="87.9", runs=("86.1", "88.0", "87.5")):
+def a_post(tmp_path, prose, exact="87.9", runs=("86.1", "88.0", "87.5"), shown=()):
     nb = publishable(md(prose), ran("print('training')", recorded("exact", f"{exact}%", float(exact), label="read exactly"),
-                                    recorded("parameters", "534,348", 534348.0)))
+                                    recorded("parameters", "534,348", 534348.0)), *shown)
     path = save_post(nb, tmp_path / "posts")
     report = sealed({"code_sha256": code_sha256(nb), "page": {"results": results_of(nb)},
                      "runs": [a_run(float(value), seed=seed) for seed, value in enumerate(runs)]})
@@ -183,6 +183,37 @@ def test_a_report_of_other_code_or_around_other_page_results_is_refused(tmp_path
     rerun = copy.deepcopy(nb)
     rerun.cells[-1].outputs[0].metadata["reading-digits/result"]["number"] = 88.1
     assert "page's results differ" in report_problems(rerun, path.parent)[0]
+
+
+# ---- the range the page prints is the report's ---------------------------------------------------------
+
+def printed_range(low="86.1%", high="88.0%", count=3):
+    """The output of the page's show_spread cell, as _spread.py prints it."""
+    number = lambda text: float(text.rstrip("%"))
+    return ran("show_spread(read_spread(), ['exact'])",
+               stream(f"{count} re-runs of this notebook (numeric paths native; seeds 0, 1, 2), from spread.json:\n"),
+               recorded("spread.exact.low", low, number(low), reference=True, label="read exactly, lowest"),
+               recorded("spread.exact.high", high, number(high), reference=True, label="read exactly, highest"))
+
+
+def spread_problems(tmp_path, shown):
+    from tools.check_posts import check_notebook
+    _, path = a_post(tmp_path, "Text.", shown=[shown])
+    return [str(problem) for problem in check_notebook(path)]
+
+
+def test_the_range_the_page_prints_is_the_report_s(tmp_path):
+    assert spread_problems(tmp_path, printed_range()) == []
+
+
+@pytest.mark.parametrize("shown, said", [
+    (printed_range(low="86.0%"), "prints spread.exact.low as 86.0%, but the re-runs of spread.json give 86.1%"),
+    (printed_range(high="88.1%"), "prints spread.exact.high as 88.1%, but the re-runs of spread.json give 88.0%"),
+    (printed_range(count=5), "prints 5 re-runs, but spread.json holds 3"),
+], ids=["low", "high", "count"])
+def test_a_range_the_page_prints_unlike_the_report_is_refused(tmp_path, shown, said):
+    [problem] = spread_problems(tmp_path, shown)
+    assert said in problem and "cell 4 (code)" in problem and "make execute" in problem, problem
 
 
 # ---- make compare --------------------------------------------------------------------------------------

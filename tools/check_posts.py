@@ -359,6 +359,7 @@ def check_spread(nb, path, root):
     problems = spread_report.report_problems(nb, Path(path).parent)
     yield from ((where, problem) for problem in problems)
     if not problems:
+        yield from spread_report.printed_problems(nb, Path(path).parent)
         yield from spread_report.claim_problems(nb, Path(path).parent)
 
 

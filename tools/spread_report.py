@@ -15,8 +15,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.bindings import MARKER, bindings_in, places, recorded_results, sentence_span
-from tools.notebooks import INJECTED_TAG, SETUP_TAG, canonical_json, code_cells, has_tag
+from tools.bindings import MARKER, RESULT_KEY, bindings_in, places, recorded_results, sentence_span
+from tools.notebooks import INJECTED_TAG, SETUP_TAG, canonical_json, code_cells, describe_cell, has_tag
+from tools.printed import cell_text
 
 SPREAD_REPORT = "spread.json"  # as _spread.py reads it beside the notebook
 THIS_RUN = re.compile(r"\b(?:this|the page's|this page's) run\b", re.IGNORECASE)
@@ -132,6 +133,48 @@ def report_problems(nb, post_dir):
                 f"({', '.join(differ[:5])}{' …' if len(differ) > 5 else ''}): the post was run again since; "
                 "run `make spread` again"]
     return []
+
+
+PRINTED_COUNT = re.compile(r"^(\d+) re-runs of this notebook\b", re.MULTILINE)  # as _spread.show_spread prints it
+RANGE_END = re.compile(r"spread\.(?P<name>.+)\.(?P<end>low|high)")
+
+
+def printed_problems(nb, post_dir):
+    """[(where, problem)]: what the page's spread cell printed (its re-runs' count, each range's ends, recorded as
+    references `spread.<name>.low`/`.high`) that is not what the sealed report beside it holds."""
+    try:
+        report = read_report(report_path(post_dir))
+    except ReportError:
+        return []  # report_problems says so
+    if report is None:
+        return []
+    runs = report["runs"]
+    found = []
+    for number, cell in code_cells(nb):
+        where = describe_cell(number, cell)
+        shown = cell_text(cell)
+        for count in PRINTED_COUNT.findall(shown):
+            if int(count) != len(runs):
+                found.append((where, f"prints {count} re-runs, but {SPREAD_REPORT} holds {len(runs)}: the report "
+                                     "changed after the page ran; run `make execute`"))
+        for output in cell.get("outputs", []):
+            record = output.get("metadata", {}).get(RESULT_KEY) if isinstance(output.get("metadata"), dict) else None
+            end = RANGE_END.fullmatch(str(record.get("name", ""))) if isinstance(record, dict) else None
+            if end is None:
+                continue
+            values = [run["results"][end["name"]] for run in runs if end["name"] in run["results"]]
+            values = [value for value in values if value["number"] is not None]
+            if not values:
+                found.append((where, f"prints {record['name']}, but no re-run of {SPREAD_REPORT} recorded "
+                                     f"{end['name']}: run `make execute`"))
+                continue
+            pick = min if end["end"] == "low" else max
+            expected = pick(values, key=lambda value: value["number"])
+            if record.get("text") != expected["text"] or record.get("number") != expected["number"]:
+                found.append((where, f"prints {record['name']} as {record.get('text')}, but the re-runs of "
+                                     f"{SPREAD_REPORT} give {expected['text']}: the report changed after the page "
+                                     "ran; run `make execute`"))
+    return found
 
 
 def claim_problems(nb, post_dir):
