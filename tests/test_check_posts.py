@@ -4,7 +4,7 @@ import pytest
 
 from tests.factory import FRONT_MATTER, error, image, md, never_ran, publishable, ran, recorded, reseal, save_post, stream
 from tools.check_posts import check_notebook, main
-from tools.notebooks import INJECTED_TAG, blog_metadata
+from tools.notebooks import INJECTED_TAG, REPO_ROOT, blog_metadata
 
 FIGURE = '#| label: fig-loss\n#| fig-cap: "Loss falls."\n#| fig-alt: "A falling line."\nplot()'
 
@@ -275,3 +275,52 @@ def test_the_served_reader_model_must_be_what_its_post_printed(tmp_path, served,
         assert problems == []
     else:
         assert len(problems) == 1 and said in problems[0] and "make reader-model" in problems[0], problems
+
+
+# ---- a result's record against the text it shows ---------------------------------------------------------
+
+@pytest.mark.parametrize("text, number", [("87.3%", 87.34), ("10,992", 10992.0), ("1.0e-05", 1.04e-05),
+                                          ("0.6508", 0.65083), ("15 min", 15), ("nan", None), ("2.9x", 2.94)])
+def test_a_record_whose_number_is_its_shown_text_passes(tmp_path, text, number):
+    assert problems_of(publishable(ran("result('accuracy', accuracy)", recorded("accuracy", text, number))),
+                       tmp_path) == []
+
+
+@pytest.mark.parametrize("text, number", [("87.3%", 88.1), ("10,992", 10993.0), ("1.0e-05", 1.2e-05),
+                                          ("nan", 87.3)])
+def test_a_record_whose_number_is_not_its_shown_text_is_refused(tmp_path, text, number):
+    nb = publishable(ran("result('accuracy', accuracy)", recorded("accuracy", text, number)))
+    assert_refused(nb, tmp_path, "cell 2 (code)", "result accuracy", f"records the number {number}",
+                   f"shows {text}", "make execute")
+
+
+# ---- the data digest each real post prints -----------------------------------------------------------------
+
+REAL_POSTS = sorted((REPO_ROOT / "posts").glob("*/index.ipynb"))
+
+
+@pytest.mark.parametrize("path", REAL_POSTS, ids=lambda path: path.parent.name)
+def test_the_data_digest_each_real_post_prints_is_found(path):
+    from tools.data_sources import STAND_IN_SHA256
+    from tools.notebooks import download_calls, read_notebook
+    from tools.printed import data_digests
+    nb = read_notebook(path)
+    read = {"three-digits": "mnist/mnist-small.npz", "when-to-stop": "mnist/mnist-full.npz",
+            "handwriting": "mnist/mnist-full.npz"}
+    expected = [STAND_IN_SHA256[file] for part, file in read.items() if part in path.parent.name]
+    assert bool(download_calls(nb)) == bool(expected)
+    assert data_digests(nb) == set(expected)
+
+
+@pytest.mark.parametrize("path", [path for path in REAL_POSTS if "numbers-aloud" not in path.parent.name],
+                         ids=lambda path: path.parent.name)
+def test_a_real_post_whose_provenance_contradicts_its_printed_digest_is_refused(path):
+    from tools.check_posts import check_outputs_against_provenance
+    from tools.data_sources import HUB_DATA
+    from tools.notebooks import read_notebook
+    nb = read_notebook(path)
+    assert list(check_outputs_against_provenance(nb, path, REPO_ROOT)) == []
+    blog_metadata(nb)["provenance"]["data"] = HUB_DATA
+    [(where, problem)] = check_outputs_against_provenance(nb, path, REPO_ROOT)
+    assert "provenance says the run read the Hugging Face Hub, but its data cell prints the offline stand-in's" \
+        in problem

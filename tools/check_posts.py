@@ -36,7 +36,9 @@ as a draft's, and do not fail the check until the draft mark is removed.
 import argparse
 import ast
 import datetime
+import decimal
 import hashlib
+import math
 import re
 import shlex
 import sys
@@ -95,7 +97,7 @@ def check_post(path, root=REPO_ROOT):
     for check in (check_cell_options, check_front_matter, check_links, check_provenance, check_seal, check_execution,
                   check_outputs_against_provenance, check_published_reader, check_setup, check_exports, check_reports,
                   check_spread, check_imports,
-                  check_figures, check_placeholders, check_revisions, check_prose_numbers):
+                  check_figures, check_placeholders, check_revisions, check_records, check_prose_numbers):
         try:
             problems += [Problem(post_name(path), where, what) for where, what in check(nb, Path(path), root)]
         except CellOptionsError:
@@ -540,6 +542,33 @@ def unpinned_reason(call, literals):
         return "revision= must be a 40-hex string, or a name assigned one"
     bad = [value for value in values if not (isinstance(value, str) and FULL_REVISION.fullmatch(value))]
     return f"revision {bad[0]!r} is not a full 40-hex commit" if bad else None
+
+
+SHOWN_NUMBER = re.compile(r"[-\u2212]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?")  # as _results.result() writes one
+
+
+def check_records(nb, path, root):
+    """Each result's record keeps the number its output shows: the number, rounded as the text writes it, is the
+    text's (a record edited and sealed again by hand, or written by other code than _results.result, is not)."""
+    records, _ = bindings.recorded_results(nb)  # check_prose_numbers names malformed records
+    for name, record in records.items():
+        problem = record_number_problem(record.text, None if math.isnan(record.number) else record.number)
+        if problem:
+            number, cell = next((number, cell) for number, cell in code_cells(nb) if number == record.cell)
+            yield describe_cell(number, cell), f"result {name} {problem}; run `make execute`"
+
+
+def record_number_problem(text, number):
+    """Why a record's `number` is not the number its `text` shows, or None."""
+    shown = SHOWN_NUMBER.search(text)
+    if number is None or shown is None:
+        return None if number is None and shown is None else \
+            f"records the number {number} but shows {text}, which {'is' if shown else 'is not'} a number"
+    written = decimal.Decimal(shown.group().replace(",", "").replace("\u2212", "-"))
+    exponent = written.as_tuple().exponent  # the last place written: 87.3 -> -1; 1.0e-05 -> -6
+    if abs(decimal.Decimal(repr(float(number))) - written) > decimal.Decimal("5.000001").scaleb(exponent - 1):
+        return f"records the number {number} but shows {text}, which that number does not round to"
+    return None
 
 
 def check_prose_numbers(nb, path, root):

@@ -3,9 +3,10 @@
 `make check` compares it with the provenance (the data's digest, the device) and with the live
 reader's published files; `make reader-model` publishes only files whose digest it names.
 """
+import ast
 import re
 
-from tools.notebooks import code_cells, download_calls, joined
+from tools.notebooks import code_cells, download_calls, joined, parse_cell
 
 # `  encoder.onnx  sha256 3eaf…`: how a post prints the digest of a file it wrote.
 FILE_DIGEST = re.compile(r"^  (\S+)  sha256 ([0-9a-f]{64})$", re.MULTILINE)
@@ -37,9 +38,44 @@ def printed_digests(nb):
 
 
 def data_digests(nb):
-    """The SHA-256s printed by the cells that download data: the digest of what the run read."""
-    cells = {id(cell): cell for _, cell, _, _ in download_calls(nb)}
-    return {digest.lower() for cell in cells.values() for digest in SHA256.findall(cell_text(cell))}
+    """The SHA-256s the run printed of the data it read: those the downloading cells print, and, in any cell, the
+    first one printed on the line, or within the two lines, after the name of a file the downloads fetch (`mnist/mnist-small.npz @ f705fed08827` then
+    `sha256 ec07…`: the posts print it at the end, with the build information)."""
+    calls = download_calls(nb)
+    cells = {id(cell): cell for _, cell, _, _ in calls}
+    found = {digest.lower() for cell in cells.values() for digest in SHA256.findall(cell_text(cell))}
+    files = downloaded_files(nb, [call for _, _, call, _ in calls])
+    for _, cell in code_cells(nb) if files else []:
+        text = cell_text(cell)
+        for file in files:
+            for mention in re.finditer(re.escape(file), text):
+                near = "\n".join(text[mention.end():].split("\n")[:3])  # its line and the two after it
+                digest = SHA256.search(near)
+                if digest:
+                    found.add(digest.group(1).lower())
+    return found
+
+
+def downloaded_files(nb, calls):
+    """The file names the download calls ask for (`filename`, the second argument of hf_hub_download), as written
+    or through a name the code assigns a string to (`DATA_FILE = "mnist/mnist-full.npz"`)."""
+    strings = {}
+    for _, cell in code_cells(nb):
+        tree = parse_cell(cell.source)
+        for node in ast.walk(tree) if tree else []:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        strings.setdefault(target.id, set()).add(node.value.value)
+    files = set()
+    for call in calls:
+        argument = next((keyword.value for keyword in call.keywords if keyword.arg == "filename"),
+                        call.args[1] if len(call.args) > 1 else None)
+        if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+            files.add(argument.value)
+        elif isinstance(argument, ast.Name):
+            files |= strings.get(argument.id, set())
+    return {file for file in files if file.strip()}
 
 
 def printed_devices(nb):
