@@ -77,3 +77,65 @@ def test_a_report_made_by_other_code_is_refused(tmp_path):
     made["seal"] = ablations.seal(made)
     path.write_text(json.dumps(made))
     assert ablations.report_problems(path) == []
+
+
+# ---- the table the post prints is the report's -------------------------------------------------------------
+
+COLUMNS = (("MNIST", "mnist"), ("synthetic", "synthetic"), ("pen 1", "pen_test_1"), ("pen 3", "pen_test_3"))
+
+
+def a_report(**changes):
+    rows = [{"key": "nothing", "name": "nothing (MNIST as it comes)", "mnist": 0.9565, "synthetic": 0.825,
+             "pen_test_1": 0.758, "pen_test_2": 0.58, "pen_test_3": 0.463},
+            {"key": "everything", "name": "everything", "mnist": 0.9571, "synthetic": 0.9712,
+             "pen_test_1": 0.813, "pen_test_2": 0.65, "pen_test_3": 0.535}]
+    made = {"rows": rows, **ablations.BUDGET, "code": ablations.code_digests(), "torch": "2.13.0+cpu",
+            "machine": "x86_64, Linux, one CPU thread per run", "made": "2026-12-01 17:48 UTC",
+            "command": "make ablations", **changes}
+    made["seal"] = ablations.seal(made)
+    return made
+
+
+def printed_report(made):
+    """The cell of post 4 that prints the report: its header, its table and a result per row and pen column."""
+    from tests.factory import ran, recorded, stream
+    lines = [f"ablations.json: {len(made['rows'])} runs of {made['epochs']} epoch(s) on {made['train_size']:,} "
+             f"canvases, made {made['made']} on {made['machine']}; seal checked",
+             f"{'trained with':<36}" + "".join(f"{label:>12}" for label, _ in COLUMNS)]
+    lines += [f"{row['name']:<36}" + "".join(f"{100 * row[key]:.1f} %".rjust(12) for _, key in COLUMNS)
+              for row in made["rows"]]
+    records = [recorded(f"ablation_{row['key']}_{key}", f"{100 * row[key]:.1f}%", 100 * row[key])
+               for row in made["rows"] for key in ("pen_test_1", "pen_test_3")]
+    return ran("print_the_ablation_report()", stream("\n".join(lines) + "\n"), *records)
+
+
+def reports_problems(tmp_path, printed, beside):
+    from tests.factory import publishable, save_post
+    from tools.check_posts import check_reports
+    from tools.notebooks import REPO_ROOT
+    nb = publishable(printed_report(printed))
+    path = save_post(nb, tmp_path / "posts")
+    (path.parent / "ablations.json").write_text(json.dumps(beside))
+    return [f"{where}: {what}" for where, what in check_reports(nb, path, REPO_ROOT)]
+
+
+def test_the_table_the_post_prints_is_the_report_s(tmp_path):
+    assert reports_problems(tmp_path, a_report(), a_report()) == []
+
+
+def test_a_report_made_again_after_the_post_ran_is_refused(tmp_path):
+    again = a_report()
+    again["rows"][1]["pen_test_3"] = 0.541  # `make ablations` ran again; the post was not executed since
+    again["seal"] = ablations.seal(again)
+    said = reports_problems(tmp_path, a_report(), again)
+    assert said and all("cell 2 (code)" in problem and "make execute" in problem for problem in said), said
+    assert any("everything" in problem and "53.5 %" in problem and "54.1 %" in problem for problem in said), said
+    assert any("ablation_everything_pen_test_3" in problem for problem in said), said
+
+
+def test_a_report_with_other_rows_or_budget_than_the_table_is_refused(tmp_path):
+    fewer = a_report(epochs=5)
+    fewer["rows"] = fewer["rows"][:1]
+    fewer["seal"] = ablations.seal(fewer)
+    said = " | ".join(reports_problems(tmp_path, a_report(), fewer))
+    assert "2 runs" in said and "1 in ablations.json" in said and "3 epoch(s) in its header, but 5" in said, said

@@ -47,7 +47,7 @@ from pathlib import Path
 
 from tools import bindings, spread_report
 from tools.data_sources import HUB_DATA, STAND_IN_DATA, STAND_IN_SHA256
-from tools.ablations import REPORT, report_problems
+from tools.ablations import REPORT, printed_problems, report_problems
 from tools.export_cells import EXPORTS, export_drift, sources_of
 from tools.inline_helpers import setup_drift
 from tools.post_links import links_drift, repository_url
@@ -347,9 +347,13 @@ def check_exports(nb, path, root):
 
 
 def check_reports(nb, path, root):
-    """A sealed report beside the post (ablations.json) is intact and made by the repository's code."""
-    for problem in report_problems(Path(path).parent / REPORT.name, root):
-        yield "ablations.json", problem
+    """A sealed report beside the post (ablations.json) is intact, made by the repository's code, and what the
+    post printed of it."""
+    report = Path(path).parent / REPORT.name
+    problems = report_problems(report, root)
+    yield from (("ablations.json", problem) for problem in problems)
+    if not problems:
+        yield from printed_problems(nb, report)
 
 
 def check_spread(nb, path, root):
