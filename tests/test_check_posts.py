@@ -22,7 +22,7 @@ def assert_refused(nb, tmp_path, *fragments):
 
 
 def test_publishable_notebook_passes(tmp_path):
-    nb = publishable(ran("result('accuracy', 0.873, '{:.1%}')", recorded("accuracy", "87.3%", 87.3)),
+    nb = publishable(ran("result('accuracy', accuracy, '{:.1%}')", recorded("accuracy", "87.3%", 87.3)),
                      md("The reader's accuracy is 87.3 %<!--=accuracy-->."), ran(FIGURE, image()),
                      helpers=["_style.py"])
     assert problems_of(nb, tmp_path) == []
@@ -324,3 +324,23 @@ def test_a_real_post_whose_provenance_contradicts_its_printed_digest_is_refused(
     [(where, problem)] = check_outputs_against_provenance(nb, path, REPO_ROOT)
     assert "provenance says the run read the Hugging Face Hub, but its data cell prints the offline stand-in's" \
         in problem
+
+
+# ---- a result is what the run computed, not a number typed into the cell ------------------------------------
+
+@pytest.mark.parametrize("source, text, number", [
+    ("result('acc', 97.2, '{:.1f}%')", "97.2%", 97.2),
+    ("result('acc', value=-0.5)", "-0.5", -0.5),
+    ("if True:\n    result(name='acc', value=97, template='{}')", "97", 97),
+], ids=["number", "keyword", "nested"])
+def test_a_result_recorded_from_a_literal_is_refused(tmp_path, source, text, number):
+    nb = publishable(ran(source, recorded("acc", text, number)))
+    assert_refused(nb, tmp_path, "cell 2 (code)", "result acc", "literal", "compute it")
+
+
+@pytest.mark.parametrize("source", ["result('acc', accuracy, '{:.1f}%')", "result('acc', len(seen))",
+                                    "result('acc', 87.3, '{:.1f}%', 'original run', reference=True)",
+                                    "result('acc', 10 ** 3)"])  # worked out in the cell, as post 1's guessing odds
+def test_a_computed_result_or_a_reference_is_accepted(tmp_path, source):
+    assert problems_of(publishable(ran(source, recorded("acc", "87.3%", 87.3, reference="reference" in source))),
+                       tmp_path) == []

@@ -97,7 +97,8 @@ def check_post(path, root=REPO_ROOT):
     for check in (check_cell_options, check_front_matter, check_links, check_provenance, check_seal, check_execution,
                   check_outputs_against_provenance, check_published_reader, check_setup, check_exports, check_reports,
                   check_spread, check_imports,
-                  check_figures, check_placeholders, check_revisions, check_records, check_prose_numbers):
+                  check_figures, check_placeholders, check_revisions, check_literal_results, check_records,
+                  check_prose_numbers):
         try:
             problems += [Problem(post_name(path), where, what) for where, what in check(nb, Path(path), root)]
         except CellOptionsError:
@@ -546,6 +547,35 @@ def unpinned_reason(call, literals):
         return "revision= must be a 40-hex string, or a name assigned one"
     bad = [value for value in values if not (isinstance(value, str) and FULL_REVISION.fullmatch(value))]
     return f"revision {bad[0]!r} is not a full 40-hex commit" if bad else None
+
+
+def check_literal_results(nb, path, root):
+    """A run's own result is what its code computed: `result("acc", 97.2)` records a number typed into the cell,
+    which no run measured (a reference, `reference=True`, is a number from elsewhere and may be)."""
+    parsed, _ = parsed_code_cells(nb)
+    for number, cell, tree in parsed:
+        for node in ast.walk(tree) if tree else []:
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "result"):
+                continue
+            arguments = dict(zip(("name", "value", "template", "label", "reference"), node.args))
+            arguments.update((keyword.arg, keyword.value) for keyword in node.keywords if keyword.arg)
+            value, reference = arguments.get("value"), arguments.get("reference")
+            if value is None or not is_literal(value) or \
+                    isinstance(reference, ast.Constant) and reference.value is True:
+                continue
+            name = arguments.get("name")
+            shown = name.value if isinstance(name, ast.Constant) else ast.unparse(name) if name else "…"
+            yield describe_cell(number, cell), (
+                f"result {shown} records a literal, {ast.unparse(value)}, which no run computed: compute it in the "
+                "cell (or, for a number from elsewhere, pass reference=True)")
+
+
+def is_literal(node):
+    """Is this expression a bare literal: a constant, signed or not (97.2, -0.5, "97.2")? Arithmetic on constants
+    (post 1's guessing odds, `10 ** 3`) is worked out in the cell, and left to the reader of the code."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        node = node.operand
+    return isinstance(node, ast.Constant)
 
 
 SHOWN_NUMBER = re.compile(r"[-\u2212]?\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?")  # as _results.result() writes one
