@@ -66,7 +66,8 @@ def test_the_tool_seals_reports_as_the_post_reads_them(tmp_path):
 
 
 def test_a_report_made_by_other_code_is_refused(tmp_path):
-    made = {"rows": [], "code": dict(ablations.code_digests(), **{"_cure.py": "0" * 64})}
+    made = {"rows": [], **ablations.BUDGET, "made": "2026-12-01 17:48 UTC", "machine": "x86_64",
+            "code": dict(ablations.code_digests(), **{"_cure.py": "0" * 64})}
     made["seal"] = ablations.seal(made)
     path = tmp_path / "ablations.json"
     path.write_text(json.dumps(made))

@@ -355,3 +355,71 @@ def test_a_tools_own_files_are_written_with_the_notebooks_or_not_at_all(tmp_path
         assert status == 1 and "the disk is full" in said.err and tree(tmp_path) == before, said
     else:
         assert status == 0 and thumbnail.read_bytes() == b"\x89PNG" and "mended" in said.out
+
+
+# ---- a sealed report of the wrong shape: one line, never a traceback -----------------------------------------
+
+def a_spread(digest, **changes):
+    """A report of the notebook whose code digest is `digest`, as `make spread` writes one, changed by `changes`."""
+    result = {"text": "87.9%", "number": 87.9, "label": "read exactly"}
+    report = {"code_sha256": digest, "page": {"results": {}},
+              "runs": [{"label": "native path, seed 0", "path": "native", "seed": 0, "results": {"exact": result}}]}
+    report.update(changes)
+    return report
+
+
+WRONG_SPREADS = [
+    (lambda digest: [1, 2], "is not a JSON object"),
+    (lambda digest: {key: value for key, value in a_spread(digest).items() if key != "page"}, "page"),
+    (lambda digest: a_spread(digest, runs={"a": 1}), "runs"),
+    (lambda digest: a_spread(7), "code_sha256"),
+    (lambda digest: a_spread(digest, page={"results": {"exact": {"text": 87.9, "number": 87.9}}}),
+     "page.results.exact"),
+    (lambda digest: a_spread(digest, runs=[{"path": "native", "results": {"exact": {"text": "87.9%",
+                                                                                     "number": "87.9"}}}]),
+     "runs[0].results.exact"),
+    (lambda digest: a_spread(digest, runs=["native"]), "runs[0]"),
+]
+
+
+@pytest.mark.parametrize("make, said", WRONG_SPREADS, ids=["list", "no-page", "runs-mapping", "digest-number",
+                                                           "text-number", "number-text", "run-text"])
+def test_a_sealed_spread_report_of_the_wrong_shape_is_one_line(tmp_path, capsys, make, said):
+    from tools.spread_report import SPREAD_REPORT, code_sha256, spread_seal
+    nb = publishable(ran("show_spread(read_spread(), ['exact'])", stream("1 re-runs of this notebook\n")))
+    report = make(code_sha256(nb))
+    if isinstance(report, dict):
+        report["seal"] = spread_seal(report)
+    path = save_post(nb, tmp_path / "posts")
+    (path.parent / SPREAD_REPORT).write_text(json.dumps(report))
+    assert check_posts.main([str(path)]) == 1
+    out, err = capsys.readouterr()
+    lines = [line for line in out.splitlines() if SPREAD_REPORT in line]
+    assert "Traceback" not in out + err and len(lines) == 1, out + err
+    assert said in lines[0] and "not what `make spread` writes" in lines[0], lines[0]
+
+
+WRONG_ABLATIONS = [
+    (lambda made: made.update(rows={"nothing": 1}), "rows"),
+    (lambda made: made["rows"][0].pop("pen_test_1"), "rows[0].pen_test_1"),
+    (lambda made: made["rows"][0].update(name=3), "rows[0].name"),
+    (lambda made: made.update(code=["_cure.py"]), "code"),
+    (lambda made: made.update(epochs="3"), "epochs"),
+]
+
+
+@pytest.mark.parametrize("break_it, said", WRONG_ABLATIONS, ids=["rows", "row-score", "row-name", "code", "epochs"])
+def test_a_sealed_ablation_report_of_the_wrong_shape_is_one_line(tmp_path, capsys, break_it, said):
+    from tools import ablations
+    made = {"rows": [{"key": "nothing", "name": "nothing", "mnist": 0.9, "synthetic": 0.8, "pen_test_1": 0.7,
+                      "pen_test_2": 0.6, "pen_test_3": 0.5}], **ablations.BUDGET, "code": ablations.code_digests(),
+            "machine": "x86_64", "made": "2026-12-01 17:48 UTC"}
+    break_it(made)
+    made["seal"] = ablations.seal(made)
+    path = save_post(publishable(ran("print('the ablation report')", stream("see below\n"))), tmp_path / "posts")
+    (path.parent / "ablations.json").write_text(json.dumps(made))
+    assert check_posts.main([str(path)]) == 1
+    out, err = capsys.readouterr()
+    lines = [line for line in out.splitlines() if "ablations.json" in line]
+    assert "Traceback" not in out + err and len(lines) == 1, out + err
+    assert said in lines[0] and "not what `make ablations` writes" in lines[0], lines[0]

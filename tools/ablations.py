@@ -139,6 +139,35 @@ def seal(report):
     return hashlib.sha256(json.dumps(content, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
+SCORES = ("mnist", "synthetic", "pen_test_1", "pen_test_2", "pen_test_3")
+
+
+def shape_problem(made):
+    """Why a report's content is not shaped as `run` and `report` write it (what the post and make check read)."""
+    def number(value):
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not isinstance(made.get("rows"), list):
+        return "its rows are missing or not a list"
+    for index, row in enumerate(made["rows"]):
+        if not isinstance(row, dict):
+            return f"its rows[{index}] is not an object"
+        for key in ("key", "name"):
+            if not isinstance(row.get(key), str):
+                return f"its rows[{index}].{key} is missing or not text"
+        for key in SCORES:
+            if not number(row.get(key)):
+                return f"its rows[{index}].{key} is missing or not a number"
+    for key in BUDGET:
+        if not isinstance(made.get(key), int) or isinstance(made.get(key), bool):
+            return f"its {key} is missing or not a whole number"
+    if not isinstance(made.get("code"), dict) or not all(isinstance(value, str) for value in made["code"].values()):
+        return "its code is missing or not an object of digests"
+    for key in ("made", "machine"):
+        if not isinstance(made.get(key), str):
+            return f"its {key} is missing or not text"
+    return None
+
+
 def report_problems(path=REPORT, root=REPO_ROOT):
     """Why a report beside a post cannot be shown as this repository's code's: [] when it can."""
     if not path.exists():
@@ -147,8 +176,13 @@ def report_problems(path=REPORT, root=REPO_ROOT):
         made = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         return [f"{path.name} is not JSON ({error}); run `make ablations` again"]
-    if not isinstance(made, dict) or made.get("seal") != seal(made):
+    if not isinstance(made, dict):
+        return [f"{path.name} is not a JSON object, so not what `make ablations` writes; run `make ablations` again"]
+    if made.get("seal") != seal(made):
         return [f"{path.name}: its seal does not match its content (edited by hand?); run `make ablations` again"]
+    shape = shape_problem(made)
+    if shape:  # sealed, yet not what the tool writes: sealed again by hand, or by another version of the tool
+        return [f"{path.name}: {shape}, so not what `make ablations` writes; run `make ablations` again"]
     stale = [name for name, digest in code_digests(root).items() if made.get("code", {}).get(name) != digest]
     if stale:
         return [f"{path.name} was made by other code than this repository's {', '.join(stale)}; "

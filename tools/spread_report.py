@@ -40,10 +40,49 @@ def read_report(path):
         report = json.loads(path.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as error:
         raise ReportError(f"{path.name} is not JSON ({error}); run `make spread` again") from None
-    if not isinstance(report, dict) or report.get("seal") != spread_seal(report):
+    if not isinstance(report, dict):
+        raise ReportError(f"{path.name} is not a JSON object, so not what `make spread` writes; run `make spread` again")
+    if report.get("seal") != spread_seal(report):
         raise ReportError(f"{path.name}: its seal does not match its content (edited by hand?); "
                           "run `make spread` again")
+    shape = shape_problem(report)
+    if shape:  # sealed, yet not what the tool writes: sealed again by hand, or by another version of the tool
+        raise ReportError(f"{path.name}: {shape}, so not what `make spread` writes; run `make spread` again")
     return report
+
+
+def shape_problem(report):
+    """Why a report's content is not shaped as `make spread` writes it (what every reader of it relies on), or None."""
+    if not isinstance(report.get("code_sha256"), str):
+        return "its code_sha256 is missing or not text"
+    if not isinstance(report.get("page"), dict):
+        return "its page is missing or not an object"
+    problem = results_shape(report["page"].get("results"), "page.results")
+    if problem:
+        return problem
+    if not isinstance(report.get("runs"), list):
+        return "its runs are missing or not a list"
+    for number, run in enumerate(report["runs"]):
+        if not isinstance(run, dict):
+            return f"its runs[{number}] is not an object"
+        if not isinstance(run.get("label", ""), str):
+            return f"its runs[{number}].label is not text"
+        problem = results_shape(run.get("results"), f"runs[{number}].results")
+        if problem:
+            return problem
+    return None
+
+
+def results_shape(results, where):
+    if not isinstance(results, dict):
+        return f"its {where} is missing or not an object"
+    for name, value in results.items():
+        number = value.get("number") if isinstance(value, dict) else None
+        if not isinstance(value, dict) or not isinstance(value.get("text"), str) or "number" not in value or \
+                not (number is None or isinstance(number, (int, float)) and not isinstance(number, bool)) or \
+                not isinstance(value.get("label", ""), (str, type(None))):
+            return f'its {where}.{name} is not a result ({{"text": "…", "number": a number or null}})'
+    return None
 
 
 def spread_seal(report):
