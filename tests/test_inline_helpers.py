@@ -296,3 +296,45 @@ def test_a_helper_that_imports_another_wrongly_is_refused(helpers_copy, pen_text
     (helpers_copy / "_pen.py").write_text(pen_text + (REPO_ROOT / "_pen.py").read_text())
     assert any(said in problem for problem in inline_helpers.helper_problems(helpers_copy)), \
         inline_helpers.helper_problems(helpers_copy)
+
+
+# ---- `make inline` runs `make export` first: a broken helper is one line there too ----------------------------
+
+@pytest.fixture
+def export_copy(helpers_copy):
+    """helpers_copy with the exported helpers and the posts they are made from."""
+    from tools.export_cells import EXPORTS
+    for name, post in EXPORTS.items():
+        (helpers_copy / name).write_bytes((REPO_ROOT / name).read_bytes())
+        (helpers_copy / "posts" / post).mkdir(parents=True, exist_ok=True)
+        (helpers_copy / "posts" / post / "index.ipynb").write_bytes((REPO_ROOT / "posts" / post / "index.ipynb").read_bytes())
+    return helpers_copy
+
+
+@pytest.mark.parametrize("helper", ["_style.py", "_handwriting.py"])
+@pytest.mark.parametrize("broken, said", [(b"# caf\xe9\n", "is not UTF-8 text (byte 5"),
+                                          (b"def palette(:\n    pass\n", "does not parse as Python (line 1")],
+                         ids=["not-utf8", "not-python"])
+@pytest.mark.parametrize("mode", [[], ["--check"]])
+def test_make_export_names_a_broken_helper_in_one_line(export_copy, monkeypatch, capsys, helper, broken, said, mode):
+    from tools import export_cells
+    before = {name: (export_copy / name).read_bytes() for name in export_cells.EXPORTS}
+    (export_copy / helper).write_bytes(broken)
+    monkeypatch.setattr(export_cells, "REPO_ROOT", export_copy)
+    assert export_cells.main(mode) == 2
+    out = capsys.readouterr()
+    assert "Traceback" not in out.out + out.err and f"helper {helper} {said}" in out.err, out
+    assert all(line.endswith("(nothing was exported)") for line in out.err.splitlines()), out.err
+    assert {name: (export_copy / name).read_bytes() for name in export_cells.EXPORTS} == before
+
+
+def test_make_export_rewrites_an_exported_helper_that_is_not_utf8_and_keeps_its_bytes(export_copy, monkeypatch, capsys):
+    from tools import export_cells
+    (export_copy / "_reader.py").write_bytes(b"# caf\xe9\n")
+    monkeypatch.setattr(export_cells, "REPO_ROOT", export_copy)
+    assert export_cells.main(["--check"]) == 2
+    said = capsys.readouterr()
+    assert "_reader.py is not UTF-8 text; run `make export`" in said.out and "Traceback" not in said.out + said.err
+    assert export_cells.main([]) == 0
+    assert (export_copy / "_reader.py").read_bytes() == (REPO_ROOT / "_reader.py").read_bytes()
+    assert (export_copy / ".cache" / "export" / "_reader.py.replaced").read_bytes() == b"# caf\xe9\n"

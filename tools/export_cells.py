@@ -139,7 +139,7 @@ def helper_imports(code, helpers, root=REPO_ROOT):
     wanted = free_names(code)
     taken = {}
     for helper in helpers if wanted else []:
-        tree = ast.parse((Path(root) / helper).read_text(encoding="utf-8"))
+        tree = helper_tree(helper, root)
         for name, node in top_level_names(tree).items():
             from_a_helper = isinstance(node, ast.ImportFrom) and (node.module or "").startswith("_")
             if name in wanted and not from_a_helper:  # the helper it came from defines it
@@ -157,6 +157,24 @@ def helper_imports(code, helpers, root=REPO_ROOT):
         if names:
             lines.append(line)
     return modules + lines
+
+
+def helper_tree(helper, root=REPO_ROOT):
+    """The parsed text of a helper the exported cells may take names from; NotebookError, in one line naming it,
+    when it is not UTF-8 or not Python (a missing one raises FileNotFoundError, as reading it does)."""
+    try:
+        text = (Path(root) / helper).read_text(encoding="utf-8")
+    except UnicodeDecodeError as error:
+        raise NotebookError(f"helper {helper} is not UTF-8 text (byte {error.start}: {error.reason}); "
+                            "save it as UTF-8") from None
+    try:
+        return ast.parse(text, filename=helper)
+    except SyntaxError as error:
+        where = f"line {error.lineno}" + (f", column {error.offset}" if error.offset else "") if error.lineno else \
+            "a null byte"
+        raise NotebookError(f"helper {helper} does not parse as Python ({where}: {error.msg}); fix {helper}") from None
+    except ValueError as error:  # a null byte, in Pythons before 3.11.4
+        raise NotebookError(f"helper {helper} is not Python text ({error}); fix {helper}") from None
 
 
 def source_notebook(name, root=REPO_ROOT):
@@ -182,6 +200,8 @@ def drift_from(name, root, expected):
         current = (Path(root) / name).read_text(encoding="utf-8")
     except FileNotFoundError:
         return f"{name} is missing; run `make export` to write it from posts/{EXPORTS[name]}"
+    except UnicodeDecodeError:
+        return f"{name} is not UTF-8 text; run `make export` to write it again from posts/{EXPORTS[name]}"
     if current != expected:
         return (f"{name} is out of step with the cells marked `{EXPORT_MARK}` in posts/{EXPORTS[name]}; "
                 "run `make export` (edit those cells, not the helper)")
@@ -200,7 +220,7 @@ def write_export(name, root, text):
     if target.exists():
         kept = Path(root) / REPLACED / f"{name}.replaced"
         kept.parent.mkdir(parents=True, exist_ok=True)
-        kept.write_text(target.read_text(encoding="utf-8"), encoding="utf-8")
+        kept.write_bytes(target.read_bytes())  # as it was, even if it was not UTF-8
     temporary = target.with_name(f".{name}.tmp")
     temporary.write_text(text, encoding="utf-8")
     temporary.replace(target)  # never a half-written helper
@@ -212,7 +232,11 @@ def main(argv=None):
     parser.add_argument("--check", action="store_true", help="report drift, write nothing, exit 1 if any")
     args = parser.parse_args(argv)
     root, status = REPO_ROOT, 0
-    for name in EXPORTS:
+    problems = broken_helpers(root)
+    if problems:  # a helper the exported cells take names from: it stops them all, with nothing written
+        print("\n".join(f"{problem} (nothing was exported)" for problem in problems), file=sys.stderr)
+        return 2
+    for name in EXPORTS:  # in order: a later export may take names from an earlier one (_cure.py from _reader.py)
         try:
             text = expected_text(name, root)  # the source notebook is read once per helper
             drift = drift_from(name, root, text)
@@ -229,6 +253,26 @@ def main(argv=None):
             print(f"{name}: cannot export: {error}", file=sys.stderr)
             status = 2
     return status
+
+
+def broken_helpers(root=REPO_ROOT):
+    """Why a helper that the source posts declare, and that is not itself exported, cannot be read: one line each."""
+    problems = []
+    for name, post in EXPORTS.items():
+        try:
+            declared = blog_metadata(source_notebook(name, root)).get("helpers", [])
+        except (NotebookError, OSError):
+            continue  # the export itself says so
+        for helper in declared:
+            if helper in EXPORTS or any(helper in problem for problem in problems):
+                continue
+            try:
+                helper_tree(helper, root)
+            except NotebookError as error:
+                problems.append(f"{name}: cannot export: {error}")
+            except OSError as error:
+                problems.append(f"{name}: cannot export: cannot read helper {helper} ({error.strerror or error})")
+    return problems
 
 
 if __name__ == "__main__":
