@@ -100,7 +100,7 @@ test-fast: $(READY)  ## the tests that run no notebook
 # POST as one shell word whatever it holds (spaces, quotes, $): make execute POST="it's" is looked up, not parsed.
 POST_ARGUMENT = $(if $(value POST),'--post=$(subst ','\'',$(value POST))')
 
-execute: $(READY)  ## re-run posts in place and save their outputs: make execute [POST=slug-part [ALL=1]] [OFFLINE=1]
+execute: $(READY)  ## re-run posts in place and save their outputs: make execute [POST=slug-part [ALL=1]] [OFFLINE=1] [CELL_TIMEOUT=s] [MAX_OUTPUT_MB=n]
 	$(if $(OFFLINE),$(PY) -m tools.standin_data)
 	$(PY) -m tools.execute_posts $(POST_ARGUMENT) $(if $(ALL),--all) $(if $(OFFLINE),--offline)
 

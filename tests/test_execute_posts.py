@@ -290,3 +290,55 @@ def test_a_disk_that_fills_up_during_the_run_leaves_the_notebook_as_it_was(tmp_p
     assert said in message and "the notebook on disk is as it was before this run" in message, message
     assert "Traceback" not in message and message.count("\n") == 1
     assert path.read_bytes() == before and [p.name for p in path.parent.iterdir()] == ["index.ipynb"]
+
+
+# ---- limits: a cell's time, an output's size; an edit during a first run ----------------------------------------
+
+def test_a_cell_past_its_time_limit_is_named_and_nothing_written(tmp_path):
+    path = post_with(tmp_path, "x = 1", "import time\ntime.sleep(60)")
+    before = path.read_bytes()
+    with pytest.raises(ExecutionFailed, match=r"cell 3 \(code\) ran past the time limit of 2 s for one cell") as failed:
+        execute_in_place(path, echo=quietly, cell_timeout=2)
+    assert "--cell-timeout" in str(failed.value) and "nothing was written" in str(failed.value)
+    assert path.read_bytes() == before
+
+
+def test_the_cell_time_limit_has_a_default_and_an_environment_setting(monkeypatch):
+    monkeypatch.delenv("CELL_TIMEOUT", raising=False)
+    assert execute_posts.cell_timeout_s() == 30 * 60
+    monkeypatch.setenv("CELL_TIMEOUT", "90")
+    assert execute_posts.cell_timeout_s() == 90
+    assert execute_posts.cell_timeout_s(5) == 5, "the command line wins"
+
+
+def test_an_output_over_the_size_limit_is_named_with_its_size_and_nothing_written(tmp_path):
+    path = post_with(tmp_path, "print('small')", "print(('x' * 99 + '\\n') * 30_000, end='')")
+    before = path.read_bytes()
+    with pytest.raises(ExecutionFailed, match=r"cell 3 \(code\) shows an output of 3\.0 MB.* the limit of 2\.0 MB"):
+        execute_in_place(path, echo=quietly)
+    assert path.read_bytes() == before
+    execute_in_place(path, echo=quietly, max_output_mb=4)
+    assert len(read_notebook(path).cells[2].outputs[0].text) == 3_000_000
+
+
+def test_a_runaway_output_is_stopped_as_it_grows(tmp_path):
+    path = post_with(tmp_path, "import sys\nfor _ in range(10 ** 9):\n    sys.stdout.write('x' * 99 + '\\n')")
+    said = r"cell 2 \(code\) shows an output of [\d.]+ MB so far, past the limit of 0\.1 MB: stopped"
+    with pytest.raises(ExecutionFailed, match=said):
+        execute_in_place(path, echo=quietly, max_output_mb=0.1, cell_timeout=120)
+
+
+def test_an_edit_during_a_first_run_is_reported_as_that(tmp_path):
+    path = post_with(tmp_path, "print('first')", "print('second')")
+
+    def author_edits_while_it_runs(line):
+        if "cell 3" in line:
+            nb = read_notebook(path)
+            nb.cells[2].source = "print('second, edited')"
+            write_notebook_atomically(nb, path)
+
+    execute_in_place(path, echo=author_edits_while_it_runs)
+    problems = [str(problem) for problem in check_notebook(path)]
+    assert any("cell 3 (code)" in problem and "edited while `make execute` ran" in problem for problem in problems), \
+        problems
+    assert not any("the seal itself was edited" in problem for problem in problems), problems

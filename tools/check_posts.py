@@ -233,7 +233,8 @@ def check_seal(nb, path, root):
     if now["provenance_sha256"] != seal.get("provenance_sha256"):
         found.append(("notebook", "provenance edited after the run (device, data, parameters, versions or times "
                                   "differ from what was sealed); run `make execute`"))
-    if not found and now["sha256"] != seal.get("sha256"):
+    never_ran = any(cell.execution_count is None for _, _, cell, _ in current)  # check_execution names them
+    if not found and not never_ran and now["sha256"] != seal.get("sha256"):
         found.append(("notebook", "the seal itself was edited; run `make execute`"))
     yield from found
 
@@ -242,6 +243,9 @@ def sealed_cell_problems(current, recorded):
     for key, number, cell, entry in current:
         where = describe_cell(number, cell)
         if cell.execution_count is None:
+            if key in recorded and recorded[key][1].get("source_sha256") != entry["source_sha256"]:
+                yield where, ("its code was edited while `make execute` ran, so the run's outputs were not kept "
+                              "for it (the seal holds the code that ran); run `make execute` again")
             continue  # check_execution: it never ran
         if key not in recorded:
             yield where, "added after the run: the seal has no such code cell; run `make execute`"

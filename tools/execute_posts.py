@@ -37,6 +37,7 @@ is then missing from the saved outputs.
 """
 import argparse
 import ast
+import asyncio
 import json
 import os
 import sys
@@ -67,6 +68,11 @@ PROBE_TAG = "provenance-probe"
 RECORDED_PACKAGES = ["torch", "numpy", "matplotlib", "visualtorch", "huggingface_hub", "nbclient", "ipykernel"]
 PROJECT_KERNEL = "reading-digits-project"
 INTERRUPTED = "interrupted: the notebook on disk is as it was before this run"
+# How long one cell may run, and how large one output may be, unless told otherwise (--cell-timeout and
+# --max-output-mb; CELL_TIMEOUT and MAX_OUTPUT_MB in the environment, which `make execute` passes on). The longest
+# cell of the posts trains for about 12 minutes on one CPU thread; their largest output is under 0.1 MB.
+DEFAULT_CELL_TIMEOUT_S = 30 * 60
+DEFAULT_MAX_OUTPUT_MB = 2.0
 
 # Runs last, in the post's own kernel, so what it reports is what the post used. It reports as display
 # data, not by print(): a post may have replaced sys.stdout (or shadowed print), and the report must still arrive.
@@ -111,6 +117,31 @@ _display({{{PROBE_MIME!r}: {{
 
 class ExecutionFailed(Exception):
     """A post could not be executed; the message names the post, the cell and the reason."""
+
+
+def cell_timeout_s(given=None):
+    """Seconds one cell may run: `given` (the command line), else $CELL_TIMEOUT, else 30 minutes."""
+    return setting(given, "CELL_TIMEOUT", DEFAULT_CELL_TIMEOUT_S)
+
+
+def max_output_mb_of(given=None):
+    """Megabytes one output may take in the notebook: `given`, else $MAX_OUTPUT_MB, else 2."""
+    return setting(given, "MAX_OUTPUT_MB", DEFAULT_MAX_OUTPUT_MB)
+
+
+def setting(given, variable, default):
+    if given is not None:
+        return given
+    value = os.environ.get(variable, "").strip()
+    if not value:
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        raise NotebookError(f"{variable}={value!r} is not a number") from None
+    if number <= 0:
+        raise NotebookError(f"{variable}={value!r} must be more than 0")
+    return int(number) if number.is_integer() else number
 
 
 def with_parameters(nb, overrides):
@@ -161,9 +192,11 @@ class ProgressClient(NotebookClient):
     adds a cell of injected parameters.
     """
 
-    def __init__(self, nb, name, echo, numbers, **kwargs):
+    def __init__(self, nb, name, echo, numbers, max_output_bytes=None, **kwargs):
         super().__init__(nb, kernel_name=PROJECT_KERNEL, kernel_manager_class=ProjectKernelManager, **kwargs)
         self.name, self.echo = name, echo
+        self.numbers, self.running, self.max_output_bytes, self.shown = numbers, None, max_output_bytes, {}
+        self.too_large = None  # (cell, bytes) of an output that passed the limit; the kernel is interrupted
         self.positions = {index: position for position, (index, _) in enumerate(self.runnable_cells(), start=1)}
         self.labels = {index: f"cell {numbers[cell.get('id')]}" if cell.get("id") in numbers else cell_label(cell, numbers)
                        for index, cell in self.runnable_cells()}
@@ -173,7 +206,12 @@ class ProgressClient(NotebookClient):
         return [(index, cell) for index, cell in enumerate(self.nb.cells)
                 if cell.cell_type == "code" and PROBE_TAG not in cell.metadata.get("tags", [])]
 
+    def running_cell(self):
+        """The cell that was running last, numbered as in the author's notebook."""
+        return "a cell" if self.running is None else cell_label(self.nb.cells[self.running], self.numbers)
+
     def announce_cell(self, cell, cell_index):
+        self.running = cell_index
         if cell_index in self.positions:
             self.echo(f"[{self.name}] {self.labels[cell_index]} "
                       f"({self.positions[cell_index]}/{len(self.positions)} code cells)")
@@ -190,6 +228,19 @@ class ProgressClient(NotebookClient):
         if msg["msg_type"] == "stream" and cell_index in self.positions:
             for line in msg["content"]["text"].rstrip("\n").splitlines():
                 self.echo(f"    | {line}")
+        if self.too_large:
+            return None  # the run is being stopped: what comes after is not kept
+        if self.max_output_bytes and msg["msg_type"] in ("stream", "display_data", "execute_result"):
+            # A stream's messages make one output: count them together, and stop the run as soon as it is
+            # too large (a cell printing in a loop would otherwise fill the memory, or never end).
+            content = msg["content"]
+            key = (cell_index, "stream", content.get("name")) if msg["msg_type"] == "stream" else (cell_index, id(msg))
+            added = len(content["text"]) if msg["msg_type"] == "stream" else len(json.dumps(content.get("data", {})))
+            self.shown[key] = self.shown.get(key, 0) + added
+            if self.shown[key] > self.max_output_bytes:
+                self.too_large = (self.running_cell(), self.shown[key])
+                asyncio.ensure_future(self.km.interrupt_kernel())
+                return None
         return super().output(outs, msg, display_id, cell_index)
 
 
@@ -203,11 +254,15 @@ def cell_label(cell, numbers):
     return "the injected parameters cell" if INJECTED_TAG in tags else "a cell"
 
 
-def execute_copy(nb, post_dir, name, *, overrides=None, env=None, time_limit=None, kernel_retries=1, echo=print):
+def execute_copy(nb, post_dir, name, *, overrides=None, env=None, time_limit=None, kernel_retries=1, echo=print,
+                 cell_timeout=None, max_output_mb=None):
     """Execute a copy of `nb` from `post_dir` and return it, sealed and with provenance; `nb` is not touched.
 
+    `time_limit` bounds the whole run; `cell_timeout` (seconds) each cell, and `max_output_mb` each output
+    (both default to the environment's CELL_TIMEOUT and MAX_OUTPUT_MB, else 30 minutes and 2 MB).
     Raises KeyboardInterrupt when Ctrl-C stopped it, whatever state nbclient was left in.
     """
+    per_cell, largest = cell_timeout_s(cell_timeout), max_output_mb_of(max_output_mb)
     working = with_parameters(nb, overrides)
     working.cells.append(nbformat.v4.new_code_cell(PROBE_SOURCE, metadata={"tags": [PROBE_TAG]}))
     numbers = {cell.get("id"): number for number, cell in enumerate(nb.cells, start=1) if cell.get("id")}
@@ -216,18 +271,24 @@ def execute_copy(nb, post_dir, name, *, overrides=None, env=None, time_limit=Non
     for attempt in range(kernel_retries + 1):
         client = ProgressClient(
             nbformat.from_dict(working), name, echo, numbers, coalesce_streams=True,
-            resources={"metadata": {"path": str(post_dir)}},
-            timeout_func=lambda cell: max(1, int(deadline - time.monotonic())) if deadline else None,
+            resources={"metadata": {"path": str(post_dir)}}, max_output_bytes=largest * 1e6,
+            timeout_func=lambda cell: max(1, min(per_cell, int(deadline - time.monotonic()))) if deadline else per_cell,
         )
         # The kernel process's own stderr (its log, a C library's complaint) goes to a file, shown
         # only when the kernel dies: its shutdown chatter after Ctrl-C is not the author's concern.
         with tempfile.TemporaryFile("w+", prefix="kernel-", suffix=".log") as kernel_log:
             try:
                 executed = client.execute(env={**os.environ, "PYTHONHASHSEED": "0", **(env or {})}, stderr=kernel_log)
-                break
+                failure = None
             except BaseException as error:  # nbclient's cleanup after Ctrl-C can raise anything, an AssertionError too
                 failure = error
                 said = last_words(kernel_log)
+        if client.too_large:  # before Ctrl-C: the tool interrupted the kernel itself
+            cell, size = client.too_large
+            raise ExecutionFailed(f"{name}: {cell} shows an output of {size / 1e6:.1f} MB so far, past the limit of "
+                                  f"{largest:.1f} MB: stopped there; {OUTPUT_ADVICE}") from None
+        if failure is None:
+            break
         if client.was_signalled() or isinstance(failure, KeyboardInterrupt) or \
                 getattr(failure, "ename", None) == "KeyboardInterrupt":
             raise KeyboardInterrupt from None
@@ -236,7 +297,12 @@ def execute_copy(nb, post_dir, name, *, overrides=None, env=None, time_limit=Non
                 raise ExecutionFailed(f"{name}: the kernel died {attempt + 1} times; gave up{said}") from None
             echo(f"[{name}] the kernel died{said}; starting a fresh one (retry {attempt + 1} of {kernel_retries})")
         elif isinstance(failure, CellTimeoutError):
-            raise ExecutionFailed(f"{name}: ran past its time limit of {time_limit} s") from None
+            if deadline and deadline - time.monotonic() < 1:
+                raise ExecutionFailed(f"{name}: ran past its time limit of {time_limit} s, in "
+                                      f"{client.running_cell()}; nothing was written") from None
+            raise ExecutionFailed(f"{name}: {client.running_cell()} ran past the time limit of {per_cell} s for one "
+                                  "cell; if it needs longer, raise it (--cell-timeout SECONDS, or "
+                                  "`make execute CELL_TIMEOUT=…`); nothing was written") from None
         elif isinstance(failure, CellExecutionError):
             raise ExecutionFailed(f"{name}: {failed_cell(client.nb, numbers)} raised {failure.ename}: "
                                   f"{failure.evalue}; fix it and run again (nothing was written)") from None
@@ -247,12 +313,27 @@ def execute_copy(nb, post_dir, name, *, overrides=None, env=None, time_limit=Non
         else:
             raise failure
     probe = executed.cells.pop()
+    oversized(executed, numbers, name, largest)
     reported = probe_report(probe, name)
     replaced = reported.pop("replaced_streams", None) or {}
     if replaced:
         echo(replaced_stream_warning(name, nb, replaced))
     record_provenance(executed, reported, overrides, env, started)
     return executed
+
+
+OUTPUT_ADVICE = ("print or plot less (or raise the limit: --max-output-mb MB, or `make execute MAX_OUTPUT_MB=…`); "
+                 "nothing was written")
+
+
+def oversized(executed, numbers, name, largest):
+    """ExecutionFailed, naming the cell and the size, for the first output larger than `largest` MB in the notebook."""
+    for cell in executed.cells:
+        for output in cell.get("outputs", []) if cell.cell_type == "code" else []:
+            size = len(json.dumps(output, ensure_ascii=False).encode("utf-8"))
+            if size > largest * 1e6:
+                raise ExecutionFailed(f"{name}: {cell_label(cell, numbers)} shows an output of {size / 1e6:.1f} MB, "
+                                      f"over the limit of {largest:.1f} MB; {OUTPUT_ADVICE}")
 
 
 def probe_report(probe, name):
@@ -382,7 +463,7 @@ def writable_folder_problem(path):
     return None
 
 
-def execute_in_place(path, *, offline=False, kernel_retries=1, echo=print):
+def execute_in_place(path, *, offline=False, kernel_retries=1, echo=print, cell_timeout=None, max_output_mb=None):
     name = post_name(path)
     nb = read_notebook(path)
     unwritable = writable_folder_problem(Path(path))
@@ -390,7 +471,8 @@ def execute_in_place(path, *, offline=False, kernel_retries=1, echo=print):
         raise ExecutionFailed(f"{name}: {unwritable}; nothing was run")
     env = standin_data.offline_environment() if offline else None
     echo(f"[{name}] executing from {path.parent}" + (" (offline, stand-in data)" if offline else ""))
-    executed = execute_copy(nb, path.parent, name, env=env, kernel_retries=kernel_retries, echo=echo)
+    executed = execute_copy(nb, path.parent, name, env=env, kernel_retries=kernel_retries, echo=echo,
+                            cell_timeout=cell_timeout, max_output_mb=max_output_mb)
     current = read_notebook(path)  # the author may have edited it while it ran
     edited = transplant_outputs(executed, onto=current)
     rewrites = rewrite_notebook(current)  # the prose follows the run: each bound number from its new record
@@ -415,6 +497,17 @@ def say_skipped_folders():
         print(f"skipped {post_name(folder / 'index.ipynb')}: {why}", file=sys.stderr, flush=True)
 
 
+def positive(text):
+    """A number above 0, for --cell-timeout and --max-output-mb."""
+    try:
+        number = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if number <= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be more than 0")
+    return int(number) if number.is_integer() else number
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--post", help="only the post whose folder name is this, or the one that contains it")
@@ -422,6 +515,10 @@ def main(argv=None):
     parser.add_argument("--offline", action="store_true",
                         help="read data from the project's stand-in cache (make standin) instead of the Hub")
     parser.add_argument("--kernel-retries", type=int, default=1, help="fresh kernels to try after one dies")
+    parser.add_argument("--cell-timeout", type=positive, metavar="SECONDS",
+                        help=f"how long one cell may run (default: $CELL_TIMEOUT, else {DEFAULT_CELL_TIMEOUT_S} s)")
+    parser.add_argument("--max-output-mb", type=positive, metavar="MB",
+                        help=f"how large one output may be (default: $MAX_OUTPUT_MB, else {DEFAULT_MAX_OUTPUT_MB:g} MB)")
     parser.add_argument("notebooks", nargs="*", type=Path, help="execute these notebooks instead of the posts")
     args = parser.parse_args(argv)
     try:
@@ -431,7 +528,8 @@ def main(argv=None):
         for number, path in enumerate(posts, start=1):
             print(f"== post {number}/{len(posts)}: {post_name(path)}", flush=True)
             execute_in_place(path, offline=args.offline, kernel_retries=args.kernel_retries,
-                             echo=lambda line: print(line, flush=True))
+                             echo=lambda line: print(line, flush=True), cell_timeout=args.cell_timeout,
+                             max_output_mb=args.max_output_mb)
     except (NotebookError, ExecutionFailed) as error:
         print(error, file=sys.stderr)
         return 1
