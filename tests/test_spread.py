@@ -1,7 +1,6 @@
 """The spread report: its runs cover what the issue asks, it is refused when it no longer describes the post,
 the prose may state as fact only what all its runs show, and `make compare` classifies runs rightly."""
 import copy
-import hashlib
 import json
 import shutil
 import tempfile
@@ -16,13 +15,10 @@ from _spread import template_like
 from tests.factory import md, publishable, ran, recorded, reseal, save_post, stream
 from tools import compare_run, numerics, spread
 from tools.compare_run import AGREES, DISAGREES, NOT_COMPARABLE, report_on
-from tools.notebooks import (
-    POSTS_DIR, REPO_ROOT, blog_metadata, canonical_json, code_cells, find_posts, read_notebook,
-    write_notebook_atomically,
-)
+from tools.notebooks import POSTS_DIR, REPO_ROOT, blog_metadata, find_posts, read_notebook, write_notebook_atomically
 from tools.spread_report import (
-    CODE_COVERS, SPREAD_REPORT, claim_problems, code_sha256, measured, read_report, report_path, report_problems, results_of,
-    sealed, shows_spread, spread_seal, spreads,
+    SPREAD_REPORT, claim_problems, code_sha256, read_report, report_path, report_problems, results_of, sealed,
+    shows_spread, spread_seal, spreads,
 )
 
 RERUNS = REPO_ROOT.parent / "shared" / "reruns"
@@ -189,77 +185,6 @@ def test_a_report_of_other_code_or_around_other_page_results_is_refused(tmp_path
     assert "page's results differ" in report_problems(rerun, path.parent)[0]
 
 
-# ---- a caption, alt text or prose never invalidates a spread ----------------------------------------------
-
-FIGURE_CELL = '#| label: fig-exact\n#| fig-cap: "The score."\n#| fig-alt: "A bar at 87.9 percent."\nplot(exact)'
-
-
-def a_post_made_by_make_spread(tmp_path):
-    """A post with a parameters cell and a figure, whose report `make spread` wrote (tools/spread.report)."""
-    from tests.factory import image
-    parameters = ran("seed = 0", tags=["parameters"])
-    nb = publishable(md("It reads 87.9 %<!--=exact--> in this run."), parameters,
-                     ran("train()", recorded("exact", "87.9%", 87.9, label="read exactly")), ran(FIGURE_CELL, image()))
-    path = save_post(nb, tmp_path / "posts")
-    report_path(path.parent).write_text(json.dumps(spread.report(nb, [a_run(86.1), a_run(88.0, seed=1)], nb, "ex")))
-    assert report_problems(nb, path.parent) == []
-    return nb, path
-
-
-@pytest.mark.parametrize("edit", [
-    lambda nb: setattr(nb.cells[-1], "source", nb.cells[-1].source.replace("The score.", "The exact score.")),
-    lambda nb: setattr(nb.cells[-1], "source", nb.cells[-1].source.replace("A bar at", "One bar, at")),
-    lambda nb: setattr(nb.cells[1], "source", "It reads 87.9 %<!--=exact--> exactly in this run."),
-], ids=["caption", "alt-text", "prose"])
-def test_a_caption_alt_text_or_prose_edit_keeps_the_spread(tmp_path, edit):
-    nb, path = a_post_made_by_make_spread(tmp_path)
-    edit(nb)
-    assert report_problems(nb, path.parent) == []
-
-
-def test_a_code_edit_still_invalidates_the_spread(tmp_path):
-    nb, path = a_post_made_by_make_spread(tmp_path)
-    nb.cells[-1].source = nb.cells[-1].source.replace("plot(exact)", "plot(exact * 2)")
-    [problem] = report_problems(nb, path.parent)
-    assert "measured other code" in problem
-
-
-def test_a_report_of_the_earlier_digest_still_holds_for_its_code(tmp_path):
-    """The reports beside the posts digest each code cell with its `#|` lines: they hold while that code is unchanged."""
-    nb, path = a_post_made_by_make_spread(tmp_path)
-    report = read_report(report_path(path.parent))
-    earlier = {key: value for key, value in report.items() if key not in ("seal", "code_covers")}
-    earlier["code_sha256"] = hashlib.sha256(canonical_json([cell.source for _, cell in code_cells(nb)]).encode()).hexdigest()
-    report_path(path.parent).write_text(json.dumps(sealed(earlier)))
-    assert report_problems(nb, path.parent) == []
-    nb.cells[-1].source = nb.cells[-1].source.replace("The score.", "The exact score.")
-    [problem] = report_problems(nb, path.parent)
-    assert "measured other code" in problem and "`make spread` again" in problem
-
-
-def test_the_tool_restates_an_earlier_digest_only_while_it_holds(tmp_path):
-    from tools.notebooks import NotebookError
-    nb, path = a_post_made_by_make_spread(tmp_path)
-    report = read_report(report_path(path.parent))
-    earlier = {key: value for key, value in report.items() if key not in ("seal", "code_covers")}
-    earlier["code_sha256"] = code_sha256(nb, options=True)
-    report_path(path.parent).write_text(json.dumps(sealed(earlier)))
-    changed = copy.deepcopy(nb)
-    changed.cells[-1].source = changed.cells[-1].source.replace("plot(exact)", "plot(exact * 2)")
-    write_notebook_atomically(changed, path)
-    before = report_path(path.parent).read_bytes()
-    with pytest.raises(NotebookError, match="measured other code"):
-        spread.restate_digest(path)
-    assert report_path(path.parent).read_bytes() == before
-    write_notebook_atomically(nb, path)
-    assert "restated" in spread.restate_digest(path)
-    restated = read_report(report_path(path.parent))
-    assert restated == {**earlier, "code_sha256": code_sha256(nb), "code_covers": CODE_COVERS, "seal": restated["seal"]}
-    nb.cells[-1].source = nb.cells[-1].source.replace("The score.", "The exact score.")
-    assert report_problems(nb, path.parent) == [], "a caption edited after it leaves the spread whole"
-    assert "already" in spread.restate_digest(path)
-
-
 # ---- the range the page prints is the report's ---------------------------------------------------------
 
 def printed_range(low="86.1%", high="88.0%", count=3):
@@ -362,7 +287,7 @@ def test_compare_classifies_the_shared_reruns(rerun):
     status, said = compared(rerun, post)
     if report is None:
         assert status == NOT_COMPARABLE and "no spread report" in said
-    elif not measured(report, nb):
+    elif code_sha256(nb) != report["code_sha256"]:
         assert status == NOT_COMPARABLE and "other code" in said, "a re-run of an earlier version of the post"
     else:
         assert status == expected_verdict(nb, report), said

@@ -24,7 +24,7 @@ from tools.notebooks import (
 )
 from tools.prose_numbers import NUMBER
 from tools.spread_report import (
-    ReportError, measured, range_text, read_report, report_path, results_of, spreads,
+    ReportError, code_sha256, range_text, read_report, report_path, results_of, spreads,
 )
 
 AGREES, DISAGREES, NOT_COMPARABLE = 0, 1, 2
@@ -47,8 +47,8 @@ def other_code(nb, page):
 
 
 def why_not_comparable(nb, path, report, page, page_path):
-    if not measured(report, nb):
-        if measured(report, page):
+    if code_sha256(nb) != report["code_sha256"]:
+        if code_sha256(page) == report["code_sha256"]:
             where = other_code(nb, page)
         else:
             where = "the page itself changed since `make spread`"

@@ -40,10 +40,7 @@ from tools.execute_posts import ExecutionFailed, execute_copy, execute_in_place
 from tools.notebooks import (
     REPO_ROOT, NotebookError, assigned_names, blog_metadata, find_posts, parameters_cell, post_name, read_notebook,
 )
-from tools.spread_report import (
-    CODE_COVERS, SPREAD_REPORT, ReportError, code_digest, code_sha256, measured, read_report, report_path,
-    results_of, sealed,
-)
+from tools.spread_report import SPREAD_REPORT, code_sha256, report_path, results_of, sealed
 
 DEFAULT_RUNS = 3  # the fewest that give two numeric paths and three seeds with the page's run
 
@@ -111,7 +108,7 @@ def report(nb, runs, page_nb, name):
     return sealed({
         "post": name,
         "made_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        **code_digest(nb),
+        "code_sha256": code_sha256(nb),
         "packages": provenance.get("packages"),
         "machine": provenance.get("machine"),
         "paths": numerics.PATHS,
@@ -150,44 +147,15 @@ def spread(path, count, jobs):
     print(f"[{post_name(path)}] wrote {target} (seal {made['seal'][:16]})", flush=True)
 
 
-def restate_digest(path):
-    """Rewrite the report beside the post with the code digest `make spread` records now (code cells without their
-    `#|` options), where it still digests the code as reports written before did (with them) and that digest holds
-    for the notebook as it is: the runs are those of this very code, so only how their digest is written changes.
-    Returns what it did; NotebookError when the report did not measure this code (run `make spread` again)."""
-    nb = read_notebook(path)
-    target = report_path(path.parent)
-    try:
-        made = read_report(target)
-    except ReportError as error:
-        raise NotebookError(str(error)) from None
-    if made is None:
-        raise NotebookError(f"there is no {SPREAD_REPORT} beside {post_name(path)}: run `make spread POST=…`")
-    if made.get("code_covers") == CODE_COVERS:
-        return f"{target}: its code digest is already of the {CODE_COVERS}"
-    if not measured(made, nb):
-        raise NotebookError(f"{SPREAD_REPORT} measured other code than this notebook's (a code cell changed since "
-                            "`make spread`), so its digest cannot be restated; run `make spread` again")
-    restated = sealed({**{key: value for key, value in made.items() if key != "seal"}, **code_digest(nb)})
-    write_report(restated, target)
-    return f"{target}: code digest restated as of the {CODE_COVERS} (seal {restated['seal'][:16]})"
-
-
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--post", required=True, help="the post whose folder name contains this")
     parser.add_argument("--runs", type=int, help=f"re-runs beside the page (default: the post's blog.spread_runs, "
                                                  f"else {DEFAULT_RUNS})")
     parser.add_argument("--jobs", type=int, default=2, help="runs at a time, one CPU thread each (default 2)")
-    parser.add_argument("--restate-digest", action="store_true",
-                        help="run nothing: rewrite the report's code digest (of an earlier `make spread`, with the "
-                             "cells' #| options) without the options, where it still holds")
     args = parser.parse_args(argv)
     try:
         [path] = find_posts(args.post)
-        if args.restate_digest:
-            print(restate_digest(path))
-            return 0
         count = args.runs or blog_metadata(read_notebook(path)).get("spread_runs") or DEFAULT_RUNS
         if count < DEFAULT_RUNS:
             raise NotebookError(f"{count} runs cannot cover two numeric paths and three seeds; ask for "

@@ -55,8 +55,6 @@ def shape_problem(report):
     """Why a report's content is not shaped as `make spread` writes it (what every reader of it relies on), or None."""
     if not isinstance(report.get("code_sha256"), str):
         return "its code_sha256 is missing or not text"
-    if not isinstance(report.get("code_covers", ""), str):
-        return "its code_covers is not text"
     if not isinstance(report.get("page"), dict):
         return "its page is missing or not an object"
     problem = results_shape(report["page"].get("results"), "page.results")
@@ -98,38 +96,10 @@ def sealed(report):
     return {**report, "seal": spread_seal(report)}
 
 
-# What a report's code digest covers, as `make spread` records it beside the digest: only what produces results.
-# Reports written before it say nothing, and digest each cell with its `#|` lines (captions, alt text, labels).
-CODE_COVERS = "code cells without their #| options"
-
-
-def code_sha256(nb, options=False):
-    """SHA-256 over the post's code, cell by cell, without the `#|` option lines Quarto reads at a cell's top
-    (fig-cap, fig-alt, label, …: they produce no result, so a caption or alt text edited leaves the spread whole);
-    a cell of injected parameters is not the post's. options=True: with those lines, as earlier reports digest it."""
-    sources = [cell.source if options else without_options(cell.source)
-               for _, cell in code_cells(nb) if not has_tag(cell, INJECTED_TAG)]
+def code_sha256(nb):
+    """SHA-256 over the post's code, cell by cell; a cell of injected parameters is not the post's."""
+    sources = [cell.source for _, cell in code_cells(nb) if not has_tag(cell, INJECTED_TAG)]
     return hashlib.sha256(canonical_json(sources).encode()).hexdigest()
-
-
-def without_options(source):
-    """A code cell's source less the `#|` lines it starts with."""
-    lines = source.replace("\r\n", "\n").split("\n")
-    count = 0
-    while count < len(lines) and lines[count].startswith("#|"):
-        count += 1
-    return "\n".join(lines[count:])
-
-
-def code_digest(nb):
-    """The code digest a report records: {"code_sha256", "code_covers"}."""
-    return {"code_sha256": code_sha256(nb), "code_covers": CODE_COVERS}
-
-
-def measured(report, nb):
-    """Did the report measure this notebook's code? Read as the report's digest was made (a report from before
-    CODE_COVERS digests the cells with their options: it holds until one of those lines changes)."""
-    return report.get("code_sha256") == code_sha256(nb, options=report.get("code_covers") != CODE_COVERS)
 
 
 def shows_spread(nb):
@@ -191,7 +161,7 @@ def report_problems(nb, post_dir):
         return [str(error)]
     if report is None:
         return []
-    if not measured(report, nb):
+    if report.get("code_sha256") != code_sha256(nb):
         return [f"{SPREAD_REPORT} measured other code than this notebook's (a code cell changed since "
                 "`make spread`); run `make spread` again"]
     mine = results_of(nb)
