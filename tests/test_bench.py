@@ -1,5 +1,5 @@
 """The training-step benchmark: the candidate computes what the frozen reference computes,
-repeats itself bit for bit, and `python -m tools.bench` runs and prints its table.
+repeats itself bit for bit, and `python -m tools.measure.bench` runs and prints its table.
 Nothing here asserts a time."""
 import subprocess
 import sys
@@ -8,10 +8,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from tools import bench
-from tools import bench_candidate as candidate
-from tools import bench_reference as reference
-from tools.notebooks import REPO_ROOT
+from tools.measure import bench
+from tools.measure import bench_candidate as candidate
+from tools.measure import bench_reference as reference
+from tools.core.notebooks import REPO_ROOT
 
 POSTS = sorted(reference.POSTS)  # 1, 2, 4
 
@@ -116,7 +116,7 @@ def test_flop_count_includes_attention_and_is_the_same_for_both():
 
 
 def test_bench_runs_and_prints_its_table():
-    result = subprocess.run([sys.executable, "-m", "tools.bench", "--steps", "2", "--warmup", "1", "--post", "2"],
+    result = subprocess.run([sys.executable, "-m", "tools.measure.bench", "--steps", "2", "--warmup", "1", "--post", "2"],
                             cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     out = result.stdout

@@ -9,12 +9,12 @@ import nbformat
 import pytest
 
 from tests.factory import FRONT_MATTER, md, never_ran, publishable, ran, recorded, save_post
-from tools.bind_numbers import main as bind_main
-from tools.bindings import proposals, rewrite_notebook, rewritten, recorded_results, with_markers
-from tools.check_posts import check_notebook
-from tools.execute_posts import execute_in_place
-from tools.notebooks import REPO_ROOT, read_notebook, write_notebook_atomically
-from tools.prose_numbers import numbers_in
+from tools.author.bind_numbers import main as bind_main
+from tools.numbers.bindings import proposals, rewrite_notebook, rewritten, recorded_results, with_markers
+from tools.check.check_posts import check_notebook
+from tools.run.execute_posts import execute_in_place
+from tools.core.notebooks import REPO_ROOT, read_notebook, write_notebook_atomically
+from tools.numbers.prose_numbers import numbers_in
 
 PARAMETERS = "epochs = 8\nlearning_rate = 1e-3\nheld_out_share = 0.1\nbatch_size = 128"
 RECORDS = [

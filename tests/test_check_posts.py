@@ -3,8 +3,8 @@ import nbformat
 import pytest
 
 from tests.factory import FRONT_MATTER, error, image, md, never_ran, publishable, ran, recorded, reseal, save_post, stream
-from tools.check_posts import check_notebook, main
-from tools.notebooks import INJECTED_TAG, blog_metadata
+from tools.check.check_posts import check_notebook, main
+from tools.core.notebooks import INJECTED_TAG, blog_metadata
 
 FIGURE = '#| label: fig-loss\n#| fig-cap: "Loss falls."\n#| fig-alt: "A falling line."\nplot()'
 
@@ -57,7 +57,7 @@ def test_drifted_setup_cell_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize("source", [
-    "import _style", "from _arch import diagram", "from tools.notebooks import read_notebook",
+    "import _style", "from _arch import diagram", "from tools.core.notebooks import read_notebook",
     "from . import helpers", "import sys\nsys.path.append('..')", "import sys\nsys.path.insert(0, '..')",
     "import sys\nsys.path += ['..']", "%run ../other.py",
     # aliases, importlib and IPython syntax must not hide them
@@ -214,7 +214,7 @@ PINNED_DOWNLOAD = 'path = hf_hub_download("org/data", "a.npz", repo_type="datase
 
 
 def data_post(printed_digest, data, device="cpu"):
-    from tools.data_sources import HUB_DATA, STAND_IN_DATA
+    from tools.core.data_sources import HUB_DATA, STAND_IN_DATA
     provenance = dict(blog_metadata(publishable())["provenance"], device=device,
                       data={"stand-in": STAND_IN_DATA, "hub": HUB_DATA}[data])
     return publishable(ran(PINNED_DOWNLOAD, stream(f"file  a.npz\nsha256    {printed_digest}\n")),
@@ -222,7 +222,7 @@ def data_post(printed_digest, data, device="cpu"):
 
 
 def test_outputs_that_agree_with_the_provenance_pass(tmp_path):
-    from tools.data_sources import STAND_IN_SHA256
+    from tools.core.data_sources import STAND_IN_SHA256
     assert problems_of(data_post(STAND_IN_SHA256["mnist/mnist-small.npz"], "stand-in"), tmp_path) == []
     assert problems_of(data_post("b" * 64, "hub"), tmp_path / "hub") == []
 
@@ -235,7 +235,7 @@ def test_outputs_that_agree_with_the_provenance_pass(tmp_path):
     ("stand-in", "stand-in", "cuda", "provenance says the run computed on cuda, but its outputs print device cpu"),
 ], ids=["hub-but-stand-in-digest", "stand-in-but-other-digest", "cuda-but-printed-cpu"])
 def test_provenance_that_the_outputs_contradict_is_refused(tmp_path, digest, data, device, said):
-    from tools.data_sources import STAND_IN_SHA256
+    from tools.core.data_sources import STAND_IN_SHA256
     digest = STAND_IN_SHA256["mnist/mnist-small.npz"] if digest == "stand-in" else digest
     assert_refused(data_post(digest, data, device), tmp_path, "notebook", said, "run `make execute`")
 
@@ -243,7 +243,7 @@ def test_provenance_that_the_outputs_contradict_is_refused(tmp_path, digest, dat
 def site_root(tmp_path):
     """A repository root holding the site's settings, for checks that read files beside the posts."""
     import shutil
-    from tools.notebooks import REPO_ROOT
+    from tools.core.notebooks import REPO_ROOT
     shutil.copyfile(REPO_ROOT / "_quarto.yml", tmp_path / "_quarto.yml")
     return tmp_path
 
@@ -264,7 +264,7 @@ def exporting_post(tmp_path, files):
     ({"encoder.onnx": b"enc", "decoder.onnx": b"dec"}, "reader/model/card.json is missing"),
 ], ids=["as-printed", "card-edited", "card-missing"])
 def test_the_served_reader_model_must_be_what_its_post_printed(tmp_path, served, said):
-    from tools.check_posts import check_notebook
+    from tools.check.check_posts import check_notebook
     root = site_root(tmp_path)
     path = exporting_post(root, {"encoder.onnx": b"enc", "decoder.onnx": b"dec", "card.json": b'{"post": 1}'})
     (root / "reader" / "model").mkdir(parents=True)

@@ -8,7 +8,8 @@ import pytest
 import _cure
 from _handwriting import TEMPLATES
 from _reader import END, PAD
-from tools import ablations
+from tools.core.seal import seal_of
+from tools.live import ablation_report
 
 ASPECTS = np.full(10, 0.7)
 
@@ -53,7 +54,7 @@ def test_a_cure_without_its_parts_is_mnist_as_it_comes():
 
 def test_the_tool_seals_reports_as_the_post_reads_them(tmp_path):
     made = {"rows": [{"key": "nothing", "pen_test_1": 0.8}], "epochs": 3}
-    assert ablations.seal(made) == _cure.seal_of(made), "make check and the post must agree on a seal"
+    assert seal_of(made) == _cure.seal_of(made), "make check and the post must agree on a seal"
     made["seal"] = _cure.seal_of(made)
     path = tmp_path / "ablations.json"
     path.write_text(json.dumps(made))
@@ -62,18 +63,18 @@ def test_the_tool_seals_reports_as_the_post_reads_them(tmp_path):
     path.write_text(json.dumps(made))
     with pytest.raises(ValueError, match="its seal does not match its content"):
         _cure.read_report(path)
-    assert any("its seal does not match" in problem for problem in ablations.report_problems(path))
+    assert any("its seal does not match" in problem for problem in ablation_report.report_problems(path))
 
 
 def test_a_report_made_by_other_code_is_refused(tmp_path):
-    made = {"rows": [], "code": dict(ablations.code_digests(), **{"_cure.py": "0" * 64})}
-    made["seal"] = ablations.seal(made)
+    made = {"rows": [], "code": dict(ablation_report.code_digests(), **{"_cure.py": "0" * 64})}
+    made["seal"] = seal_of(made)
     path = tmp_path / "ablations.json"
     path.write_text(json.dumps(made))
-    assert ablations.report_problems(path) == [
+    assert ablation_report.report_problems(path) == [
         "ablations.json was made by other code than this repository's _cure.py; run `make ablations` again, "
         "then `make execute` for the post that prints it"]
-    made["code"] = ablations.code_digests()
-    made["seal"] = ablations.seal(made)
+    made["code"] = ablation_report.code_digests()
+    made["seal"] = seal_of(made)
     path.write_text(json.dumps(made))
-    assert ablations.report_problems(path) == []
+    assert ablation_report.report_problems(path) == []

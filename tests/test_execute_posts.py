@@ -11,10 +11,10 @@ import nbformat
 import pytest
 
 from tests.factory import md, never_ran, publishable, save_post
-from tools import execute_posts
-from tools.check_posts import check_notebook
-from tools.execute_posts import ExecutionFailed, execute_in_place, with_parameters
-from tools.notebooks import (
+from tools.run import execute_posts
+from tools.check.check_posts import check_notebook
+from tools.run.execute_posts import ExecutionFailed, execute_in_place, with_parameters
+from tools.core.notebooks import (
     INJECTED_TAG, NO_DOWNLOAD, REPO_ROOT, NotebookError, blog_metadata, read_notebook, write_notebook_atomically,
 )
 
@@ -145,7 +145,7 @@ def test_outputs_land_on_the_right_cells_in_a_notebook_without_cell_ids(tmp_path
 
 
 def test_failing_cell_is_numbered_as_in_the_post_during_a_smoke_run(tmp_path):
-    from tools.execute_posts import execute_copy
+    from tools.run.execute_posts import execute_copy
     nb = publishable(never_ran("epochs = 8"), never_ran("assert epochs > 3, 'too few epochs'"), provenance=None)
     nb.cells[1].metadata["tags"] = ["parameters"]
     with pytest.raises(ExecutionFailed, match=r"cell 3 \(code\) raised AssertionError: too few epochs"):
@@ -185,7 +185,7 @@ def test_the_projects_own_kernel_runs_whatever_python3_kernelspec_the_user_has(t
 
 
 def test_smoke_progress_numbers_cells_as_the_author_does(tmp_path):
-    from tools.execute_posts import execute_copy
+    from tools.run.execute_posts import execute_copy
     nb = publishable(never_ran("epochs = 8"), md("Prose."), never_ran("print(epochs)"), provenance=None)
     nb.cells[1].metadata["tags"] = ["parameters"]
     lines = []
@@ -199,7 +199,7 @@ def test_real_ctrl_c_leaves_the_notebook_and_says_so(tmp_path):
     """A terminal's Ctrl-C reaches the whole process group: the tool and its kernel."""
     path = post_with(tmp_path, "print('started', flush=True)\nimport time\ntime.sleep(60)")
     before = path.read_bytes()
-    run = subprocess.Popen([sys.executable, "-m", "tools.execute_posts", str(path)], cwd=REPO_ROOT,
+    run = subprocess.Popen([sys.executable, "-m", "tools.run.execute_posts", str(path)], cwd=REPO_ROOT,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     for line in run.stdout:
         if "| started" in line:
@@ -229,7 +229,7 @@ def test_a_cell_that_replaces_stdout_keeps_the_run_and_is_named(tmp_path):
 
 
 def test_streams_assigned_under_any_name_are_found():
-    from tools.execute_posts import stream_assigning_cells
+    from tools.run.execute_posts import stream_assigning_cells
     nb = publishable(never_ran("import sys\nsys.stderr = None"), never_ran("from sys import stdout"),
                      never_ran("import sys as system\nsetattr(system, 'stdout', None)"), never_ran("x = 1"),
                      provenance=None)

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from tests.factory import never_ran, publishable, ran, save_post
-from tools import inline_helpers
-from tools.check_posts import check_notebook
-from tools.inline_helpers import (
+from tools.author import inline_helpers
+from tools.check.check_posts import check_notebook
+from tools.author.inline_helpers import (
     HELPERS, declared_helpers, inline, needed_packages, packages_block, pinned_versions, setup_drift, setup_source,
 )
-from tools.notebooks import REPO_ROOT, SETUP_TAG, NotebookError, blog_metadata, find_posts, read_notebook
-from tools.post_links import repository_url
+from tools.core.notebooks import REPO_ROOT, SETUP_TAG, NotebookError, blog_metadata, find_posts, read_notebook
+from tools.author.post_links import repository_url
 
 
 def test_setup_cell_holds_current_helper_text_folded_and_marked_generated():
@@ -224,7 +224,7 @@ def test_check_mode_reports_and_writes_nothing(tmp_path, monkeypatch, capsys):
     nb.cells[1].source += "\n# a hand edit"
     path = save_post(nb, tmp_path / "posts")
     before = path.read_bytes()
-    monkeypatch.setattr("tools.notebooks.find_posts", lambda substring=None: [path])
+    monkeypatch.setattr("tools.core.notebooks.find_posts", lambda substring=None: [path])
     assert inline_helpers.main(["--check"]) == 1
     assert "setup cell differs" in capsys.readouterr().out and path.read_bytes() == before
     assert inline_helpers.main([]) == 0
@@ -260,7 +260,7 @@ def test_make_inline_refuses_a_broken_helper_and_writes_nothing(tmp_path, helper
     before = {path: path.read_bytes() for path in paths}
     (helpers_copy / "_style.py").write_bytes(broken)
     monkeypatch.setattr(inline_helpers, "REPO_ROOT", helpers_copy)
-    monkeypatch.setattr("tools.notebooks.find_posts", lambda substring=None: paths)
+    monkeypatch.setattr("tools.core.notebooks.find_posts", lambda substring=None: paths)
     assert inline_helpers.main(mode) == 2
     out = capsys.readouterr()
     assert said in out.err and "_style.py" in out.err and "Traceback" not in out.err + out.out, out

@@ -6,11 +6,12 @@ from datetime import date
 import pytest
 
 from tests.factory import repository_copy
-from tools import new_post as new_post_tool, notebooks
-from tools.check_posts import check_notebook
-from tools.inline_helpers import setup_drift
-from tools.new_post import TITLE_VARIABLE, PostExists, create_post, main, slugify
-from tools.notebooks import (
+from tools.author import new_post as new_post_tool
+from tools.core import notebooks
+from tools.check.check_posts import check_notebook
+from tools.author.inline_helpers import setup_drift
+from tools.author.new_post import TITLE_VARIABLE, PostExists, create_post, main, slugify
+from tools.core.notebooks import (
     PARAMETERS_TAG, SETUP_TAG, NotebookError, blog_metadata, front_matter, has_tag, read_notebook,
 )
 
@@ -44,7 +45,7 @@ def test_scaffold_fails_check_only_for_what_the_author_must_add(new_post):
 
 @pytest.mark.slow
 def test_scaffold_runs_as_a_smoke_run(new_post):
-    from tools.smoke_run import smoke_run
+    from tools.run.smoke_run import smoke_run
     executed = smoke_run(new_post, echo=lambda line: None)
     assert any("image/png" in out.get("data", {}) for cell in executed.cells for out in cell.get("outputs", []))
 

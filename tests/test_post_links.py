@@ -3,8 +3,8 @@ shared image is a figure the post made."""
 import pytest
 
 from tests.factory import publishable
-from tools.notebooks import NotebookError, front_matter
-from tools.post_links import expected_links, links_drift, repository_url, write_links
+from tools.core.notebooks import NotebookError, front_matter
+from tools.author.post_links import expected_links, links_drift, repository_url, write_links
 
 
 def test_links_point_at_this_posts_notebook():
@@ -38,10 +38,10 @@ def test_repository_url_is_read_from_quarto_config(tmp_path):
 
 def test_check_mode_reports_and_fix_mode_writes_links(tmp_path, monkeypatch, capsys):
     from tests.factory import save_post
-    from tools import post_links
-    from tools.notebooks import read_notebook
+    from tools.author import post_links
+    from tools.core.notebooks import read_notebook
     path = save_post(publishable(), tmp_path / "posts", links=False)
-    monkeypatch.setattr("tools.notebooks.find_posts", lambda substring=None: [path])
+    monkeypatch.setattr("tools.core.notebooks.find_posts", lambda substring=None: [path])
     before = path.read_bytes()
     assert post_links.main(["--check"]) == 1
     assert "cell 1 (front matter): links out of date" in capsys.readouterr().out and path.read_bytes() == before
@@ -61,7 +61,7 @@ def figure_cell(label, png_bytes, alt):
 
 
 def test_thumbnail_is_the_first_figure_copied_byte_for_byte(tmp_path):
-    from tools.post_links import THUMBNAIL, write_thumbnail
+    from tools.author.post_links import THUMBNAIL, write_thumbnail
     nb = publishable(figure_cell("fig-loss", b"first png", "A falling curve."),
                      figure_cell("fig-attention", b"second png", "Three heat maps."))
     write_links(nb, tmp_path.name, "https://github.com/owner/blog")
@@ -77,8 +77,8 @@ def test_thumbnail_is_the_first_figure_copied_byte_for_byte(tmp_path):
 
 
 def test_metadata_chooses_the_thumbnail_and_a_wrong_label_is_named(tmp_path):
-    from tools.notebooks import blog_metadata
-    from tools.post_links import thumbnail_figure
+    from tools.core.notebooks import blog_metadata
+    from tools.author.post_links import thumbnail_figure
     nb = publishable(figure_cell("fig-loss", b"first", "A curve."), figure_cell("fig-attention", b"second", "Maps."))
     blog_metadata(nb)["thumbnail"] = "fig-attention"
     assert thumbnail_figure(nb) == ("fig-attention", b"second", "Maps.")
@@ -101,11 +101,11 @@ def test_a_post_without_figures_gets_no_image_and_a_changed_alt_is_drift(tmp_pat
 
 def test_inline_writes_the_thumbnail_and_check_mode_sees_it_missing(tmp_path, monkeypatch, capsys):
     from tests.factory import save_post
-    from tools import post_links
-    from tools.notebooks import read_notebook
+    from tools.author import post_links
+    from tools.core.notebooks import read_notebook
     path = save_post(publishable(figure_cell("fig-x", b"png bytes", "An alt.")), tmp_path / "posts")
     (path.parent / "thumbnail.png").unlink()  # save_post writes it, as make inline does
-    monkeypatch.setattr("tools.notebooks.find_posts", lambda substring=None: [path])
+    monkeypatch.setattr("tools.core.notebooks.find_posts", lambda substring=None: [path])
     assert post_links.main(["--check"]) == 1
     assert "thumbnail.png (not the stored image of fig-x)" in capsys.readouterr().out
     assert post_links.main([]) == 0
@@ -127,8 +127,8 @@ def png_of(width, height):
 def test_a_thumbnail_may_be_a_part_of_a_figure_with_its_own_alt(tmp_path):
     import io
     from PIL import Image
-    from tools.notebooks import blog_metadata
-    from tools.post_links import THUMBNAIL, write_thumbnail
+    from tools.core.notebooks import blog_metadata
+    from tools.author.post_links import THUMBNAIL, write_thumbnail
     nb = publishable(figure_cell("fig-grid", png_of(200, 100), "The whole grid."))
     blog_metadata(nb)["thumbnail"] = {"figure": "fig-grid", "crop": [0.5, 0, 1, 0.5], "alt": "Its orange corner."}
     write_links(nb, tmp_path.name, "https://github.com/owner/blog")
@@ -152,8 +152,8 @@ def test_a_thumbnail_may_be_a_part_of_a_figure_with_its_own_alt(tmp_path):
     (["fig-grid"], "must be a figure label or"),
 ], ids=["reversed", "outside", "not-a-box", "no-alt", "unknown-key", "a-list"])
 def test_a_malformed_thumbnail_choice_is_named(choice, message):
-    from tools.notebooks import blog_metadata
-    from tools.post_links import thumbnail_figure
+    from tools.core.notebooks import blog_metadata
+    from tools.author.post_links import thumbnail_figure
     nb = publishable(figure_cell("fig-grid", png_of(20, 10), "The grid."))
     blog_metadata(nb)["thumbnail"] = choice
     with pytest.raises(NotebookError, match=message):

@@ -34,9 +34,9 @@ from urllib.parse import unquote, urlsplit
 import pytest
 import yaml
 
-from tools.browser import CHROMIUM, CHROMIUM_FLAGS, html_pages, served
-from tools.notebooks import POSTS_DIR, REPO_ROOT, cell_options, find_posts, front_matter, read_notebook
-from tools.series import series_order
+from tools.site.browser import CHROMIUM, CHROMIUM_FLAGS, html_pages, served
+from tools.core.notebooks import POSTS_DIR, REPO_ROOT, cell_options, find_posts, front_matter, read_notebook
+from tools.author.series import series_order
 
 SITE = REPO_ROOT / "_site"
 SITE_URL = yaml.safe_load((REPO_ROOT / "_quarto.yml").read_text())["website"]["site-url"]

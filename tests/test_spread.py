@@ -13,13 +13,16 @@ import pytest
 import _spread
 from _spread import template_like
 from tests.factory import md, publishable, ran, recorded, reseal, save_post
-from tools import compare_run, numerics, spread
-from tools.compare_run import AGREES, DISAGREES, NOT_COMPARABLE, report_on
-from tools.notebooks import POSTS_DIR, REPO_ROOT, blog_metadata, find_posts, read_notebook, write_notebook_atomically
-from tools.spread_report import (
-    SPREAD_REPORT, claim_problems, code_sha256, read_report, report_path, report_problems, results_of, sealed,
-    shows_spread, spread_seal, spreads,
+from tools.measure import compare_run
+from tools.core import numerics
+from tools.measure import spread
+from tools.measure.compare_run import AGREES, DISAGREES, NOT_COMPARABLE, report_on
+from tools.core.notebooks import POSTS_DIR, REPO_ROOT, blog_metadata, find_posts, read_notebook, write_notebook_atomically
+from tools.measure.spread_report import (
+    SPREAD_REPORT, claim_problems, code_sha256, read_report, report_path, report_problems, results_of,
+    shows_spread, spreads,
 )
+from tools.core.seal import seal_of, sealed
 
 RERUNS = REPO_ROOT.parent / "shared" / "reruns"
 POSTS = [path for path in sorted(POSTS_DIR.glob("*/index.ipynb")) if shows_spread(read_notebook(path))]
@@ -62,7 +65,7 @@ def test_a_range_is_written_as_the_page_writes_the_result(text, value, expected)
 
 def test_the_post_and_the_tools_seal_a_report_alike():
     report = {"runs": [a_run(87.9)], "page": {"results": {}}, "code_sha256": "0" * 64}
-    assert _spread.spread_seal(report) == spread_seal(report)
+    assert _spread.spread_seal(report) == seal_of(report)
     assert _spread.SPREAD_REPORT == SPREAD_REPORT
 
 
@@ -216,8 +219,8 @@ def test_every_post_has_a_report_of_its_own_code_and_agrees_with_it(path):
 @pytest.mark.slow
 def test_a_real_run_with_another_seed_is_classified_as_its_values_say(tmp_path):
     """Post 3 (a minute) run for real with a seed no run of the report used, then compared."""
-    from tools import standin_data
-    from tools.execute_posts import execute_copy
+    from tools.run import standin_data
+    from tools.run.execute_posts import execute_copy
     [post] = find_posts("numbers-aloud")
     report = read_report(report_path(post.parent))
     seed = 1 + max(run["seed"] for run in report["runs"])
@@ -234,6 +237,6 @@ def test_a_real_run_with_another_seed_is_classified_as_its_values_say(tmp_path):
 
 
 def test_a_post_that_shows_no_spread_keeps_the_machine_s_own_kernels():
-    from tools.inline_helpers import setup_source
+    from tools.author.inline_helpers import setup_source
     assert "os.environ.setdefault" not in setup_source(["_results.py", "_style.py"])
     assert "os.environ.setdefault" in setup_source(["_results.py", "_spread.py"])

@@ -1,0 +1,256 @@
+"""The numbers a reader reads in a post's prose, each with its value, its unit and where it stands.
+
+Everything on the page is read: text, tables, console and untagged fences, math, alt and
+title attributes, captions. What is not read is code (fenced with a language, or inline
+code other than a bare number), link targets, URLs, citations, HTML tags themselves and
+comments, where the binding markers live (tools/numbers/bindings.py).
+
+A number is *result-like* unless its form alone says it is not a result: a name's part
+(`d_k`, `v2`, 3rd, 2D), a version (PyTorch 2.13.0, Python 3.11), a date or year ("in 2017",
+the 1990s), a place in the text or the model (Figure 2, §3.2, part 3 of 4, digit 1),
+a size (28×84, 7 by 7), or a small whole number in math (the 1 of 1 − ε). Number words
+("seven") are result-like where they count an outcome ("misreads seven", "seven of 100",
+"one in a thousand", "seven percent"). Everything else a reader could take for a measured
+value — integers, decimals, negative numbers, percentages, ratios, times, scientific
+notation, the ends of a range or a fraction — must be bound to the run or marked.
+"""
+import re
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺", "0123456789-+")
+NUMBER = re.compile(
+    r"(?<![\w.,\\^])(?P<sign>[-\u2212])?(?P<digits>\d{1,3}(?:,\d{3})+(?!\d)|\d+)(?P<fraction>\.\d+)?"
+    r"(?:[eE](?P<exponent>[-+]?\d+)|[ \u00a0\u202f]?(?:×|\\times|x|\\cdot|·)[ \u00a0\u202f]?10"
+    r"(?:\^\{?(?P<texponent>[-\u2212+]?\d+)\}?|(?P<superscript>[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)))?")
+SCALES = {"thousand": 3, "million": 6, "billion": 9}
+# A unit after a number, longest first; each maps to the kind a bound record must share.
+UNITS = {"percentage points": "pp", "percentage point": "pp", "per cent": "%", "percent": "%", "%": "%",
+         "pp": "pp", "times": "x", "×": "x", "x": "x", "fold": "x",
+         "milliseconds": "ms", "ms": "ms", "seconds": "s", "second": "s", "secs": "s", "sec": "s", "s": "s",
+         "minutes": "min", "minute": "min", "mins": "min", "min": "min", "hours": "h", "hour": "h", "h": "h"}
+UNIT = re.compile(r"(?:[ \u00a0\u202f]{1,3}|-)?(?:(?P<scale>thousand|million|billion)\b[ \u00a0]?)?"
+                  r"(?P<unit>" + "|".join(re.escape(unit) for unit in sorted(UNITS, key=len, reverse=True)) +
+                  r")(?![A-Za-z0-9])|(?:[ \u00a0\u202f])(?P<scale_only>thousand|million|billion)\b")
+NUMBER_WORDS = {word: value for value, word in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
+    "seventeen eighteen nineteen twenty".split())}
+NUMBER_WORDS.update({"thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70, "eighty": 80,
+                     "ninety": 90, "hundred": 100, "thousand": 1000, "dozen": 12})
+WORD_NUMBER = re.compile(r"\b(" + "|".join(NUMBER_WORDS) + r")\b", re.IGNORECASE)
+# Words that make a number word a count of outcomes.
+OUTCOME_BEFORE = re.compile(r"\b(?:misreads?|misread|miss(?:es)?|gets?|got|scores?|fails?|failed|errs?|only|"
+                            r"just|all but)[ \u00a0]+(?:\w+[ \u00a0]+)?$", re.IGNORECASE)
+OUTCOME_AFTER = re.compile(r"^[ \u00a0]+(?:[\w-]+[ \u00a0]+)?(?:percent|per cent|%|out of|in (?:a|every|each|\d)|of (?:a |the |every "
+                           r"|each )?(?:\d|hundred|thousand)|times|mistakes?|errors?|misreads?|wrong|right)",
+                           re.IGNORECASE)
+# Words after which a number names a place (Figure 2, digit 1), a release (PyTorch 2.0) or a part.
+PLACE_WORDS = {
+    "figure", "figures", "fig", "table", "tables", "section", "sections", "sec", "§", "chapter", "part", "parts",
+    "post", "posts", "lesson", "step", "steps", "equation", "eq", "appendix", "question", "questions", "exercise",
+    "row", "rows", "column", "columns", "line", "lines", "cell", "cells", "page", "pages", "digit", "digits",
+    "position", "positions", "layer", "block", "head", "item", "level", "version", "release", "v", "python",
+    "pytorch", "torch", "tensorflow", "numpy", "matplotlib", "quarto", "cuda", "cudnn", "jupyter", "jupyterlab",
+    "ipython", "node", "nbformat", "nbclient", "ipykernel", "onnx", "opset", "onnxruntime", "chrome", "chromium",
+    "firefox", "safari", "ubuntu", "debian", "macos", "ios", "android", "pandoc", "es", "html", "css", "mnist",
+    "number", "numbers", "token", "tokens", "canvas", "example", "seed",
+}
+YEAR_BEFORE = re.compile(r"(?:\b(?:in|since|from|until|till|before|after|by|of|the|circa|c\.|early|late|mid|"
+                         r"january|february|march|april|may|june|july|august|september|october|november|"
+                         r"december)|[(©,–-])\s*$", re.IGNORECASE)
+CODE_FENCES = {"python", "py", "python3", "ipython", "bash", "sh", "shell", "zsh", "yaml", "yml", "json", "toml",
+               "make", "makefile", "javascript", "js", "typescript", "ts", "css", "scss", "html", "r", "julia",
+               "sql", "c", "cpp", "rust", "go", "java", "diff", "ini", "dockerfile"}
+BARE_NUMBER_CODE = re.compile(r"\s*[-\u2212]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?\s*(?:%|x|×)?\s*")
+
+
+@dataclass
+class Number:
+    """One number as the prose writes it."""
+    start: int          # where the numeral starts in the text (its sign included)
+    end: int            # where the numeral ends
+    unit_end: int       # where its unit ends ("87.9 %": after the %)
+    numeral: str        # "87.9", "2,000", "-0.25", "1.2e-05", "seven"
+    value: Decimal      # the value written, scale included: "0.53 million" is 530000
+    places: int         # decimal places written: the precision a rounded binding keeps
+    scale: int          # the power of ten of a scale word ("million": 6)
+    unit: str           # "", "%", "pp", "x", "ms", "s", "min", "h"
+    result_like: bool
+    in_math: bool
+    math_end: int       # where the math holding it ends (a marker goes after it)
+    word: bool = False  # written as a word ("seven")
+
+
+def decimal_of(numeral):
+    """The Decimal a numeral writes: "2,000" → 2000, "−0.25" → -0.25, "1.2 × 10⁻⁵" → 1.2E-6… exact."""
+    match = NUMBER.fullmatch(numeral.strip())
+    if not match:
+        return None
+    return number_value(match)
+
+
+def number_value(match):
+    sign = "-" if match.group("sign") else ""
+    mantissa = sign + match.group("digits").replace(",", "") + (match.group("fraction") or "")
+    exponent = match.group("exponent") or match.group("texponent") or (
+        match.group("superscript").translate(SUPERSCRIPTS) if match.group("superscript") else None)
+    try:
+        return Decimal(mantissa + (f"e{exponent.replace(chr(0x2212), '-')}" if exponent else ""))
+    except InvalidOperation:
+        return None
+
+
+def unit_of(text):
+    """The unit kind a recorded text carries after its number ("87.9%" → "%", "2.9x" → "x")."""
+    match = NUMBER.search(text)
+    if not match:
+        return ""
+    after = UNIT.match(text, match.end())
+    return UNITS[after.group("unit")] if after and after.group("unit") else ""
+
+
+# ---- what is read ------------------------------------------------------------------------------
+
+def masked(text):
+    """`text` with what a reader does not read as prose blanked to spaces, same length, same places;
+    and the spans of math in it."""
+    chars = list(text)
+
+    def blank(start, end):
+        chars[start:end] = [" " if char != "\n" else "\n" for char in text[start:end]]
+
+    def keep_attribute_values(start, end):
+        """Blank a tag or attribute block but keep the values a reader sees (alt, title, captions)."""
+        inside = text[start:end]
+        blank(start, end)
+        for value in re.finditer(r'(?:alt|title|aria-label|fig-cap|fig-alt|fig-subcap|tbl-cap|lst-cap)="([^"]*)"',
+                                 inside):
+            chars[start + value.start(1):start + value.end(1)] = list(value.group(1))
+
+    for comment in re.finditer(r"<!--.*?-->", text, re.DOTALL):
+        blank(*comment.span())
+    for fence in re.finditer(r"^([ \t]*)(```+|~~~+)[ \t]*\{?\.?([^\s`}]*)[^\n]*\n(.*?)^\1\2[ \t]*$", text,
+                             re.DOTALL | re.MULTILINE):
+        language = fence.group(3).lower()  # "=html" is raw HTML: page text, its tags blanked below
+        blank(fence.start(), fence.start(4))  # the fence line itself
+        blank(fence.end(4), fence.end())
+        if language in CODE_FENCES:
+            blank(fence.start(4), fence.end(4))
+    current = "".join(chars)
+    for code in re.finditer(r"(`+)(.+?)\1", current, re.DOTALL):
+        if not BARE_NUMBER_CODE.fullmatch(code.group(2)):
+            blank(*code.span())
+        else:
+            blank(code.start(), code.start(2))
+            blank(code.end(2), code.end())
+    current = "".join(chars)
+    patterns = [r"\{\{<.*?>\}\}", r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)", r"\]\[[^\]]*\]", r"<https?://[^>]*>",
+                r"https?://\S+", r"\[@[^\]]*\]", r"(?<![\w.])@[\w:.-]+", r"\[\^[^\]]*\]", r"^\s*\[\^[^\]]*\]:",
+                r"^[ \t]*\d+[.)](?=[ \t])", r"^#{1,6}[ \t]+\d+(?:\.\d+)*\.?(?=\s)", r"^\s*\|?[\s:|-]*-{3,}[\s:|-]*$"]
+    for pattern in patterns:
+        for match in re.finditer(pattern, current, re.MULTILINE | re.DOTALL):
+            blank(*match.span())
+    current = "".join(chars)
+    for tag in re.finditer(r"</?[A-Za-z][^>]*>|\{[#.][^}\n]*\}|\{[a-z-]+=[^}\n]*\}", current):
+        keep_attribute_values(*tag.span())
+    current = "".join(chars)
+    math = [(match.start(), match.end()) for match in
+            re.finditer(r"\$\$.*?\$\$|(?<![\\$\w])\$(?=\S)[^$\n]+?(?<=\S)\$(?!\d)", current, re.DOTALL)]
+    for start, end in math:  # LaTeX's \% and \, read as % and a space
+        for escape in re.finditer(r"\\([%,;! ])", current[start:end]):
+            chars[start + escape.start()] = " "
+            if escape.group(1) != "%":
+                chars[start + escape.start(1)] = " "
+    return "".join(chars), math
+
+
+# ---- which numbers are results -------------------------------------------------------------------
+
+def numbers_in(text):
+    """Every number a reader reads in `text` (markdown), in order."""
+    shown, math = masked(text)
+    found = []
+    for match in NUMBER.finditer(shown):
+        number = from_match(shown, match, math)
+        if number:
+            found.append(number)
+    for match in WORD_NUMBER.finditer(shown):
+        found.append(from_word(shown, match, math))
+    return sorted(found, key=lambda number: number.start)
+
+
+def math_around(math, position):
+    return next(((start, end) for start, end in math if start <= position < end), None)
+
+
+def from_match(shown, match, math):
+    value = number_value(match)
+    if value is None:
+        return None
+    start, end = match.span()
+    after = UNIT.match(shown, end)
+    scale_word = after and (after.group("scale") or after.group("scale_only"))
+    unit = UNITS[after.group("unit")] if after and after.group("unit") else ""
+    if unit == "x" and re.match(r"[ \u00a0]?(?:×|x)[ \u00a0]?\d", shown[end:]):
+        unit = ""  # 28×84: a size, not a ratio
+    scale = SCALES[scale_word] if scale_word else 0
+    unit_end = after.end() if after else end
+    span = math_around(math, start)
+    fraction = match.group("fraction") or ""
+    number = Number(start, end, unit_end, shown[start:end], value.scaleb(scale), len(fraction) - 1 if fraction else 0,
+                    scale, unit, True, bool(span), span[1] if span else end)
+    number.result_like = not exempt(shown, number, match)
+    return number
+
+
+def from_word(shown, match, math):
+    start, end = match.span()
+    word = match.group(1).lower()
+    span = math_around(math, start)
+    after = UNIT.match(shown, end)
+    unit = UNITS[after.group("unit")] if after and after.group("unit") and after.group("unit") in (
+        "percent", "per cent", "times", "percentage points", "percentage point") else ""
+    outcome = bool(OUTCOME_BEFORE.search(shown[max(0, start - 40):start]) or OUTCOME_AFTER.match(shown[end:end + 40])
+                   or unit)
+    if word == "one" and re.match(r"\W+(?:of|another|by|at a time)\b", shown[end:end + 12]) and not unit:
+        outcome = outcome and bool(OUTCOME_BEFORE.search(shown[max(0, start - 40):start]))
+    return Number(start, end, after.end() if unit else end, match.group(1), Decimal(NUMBER_WORDS[word]), 0, 0, unit,
+                  outcome, bool(span), span[1] if span else end, word=True)
+
+
+def exempt(shown, number, match):
+    """Does the number's form alone say it is not a result?"""
+    start, end = number.start, number.end
+    before, after = shown[max(0, start - 60):start], shown[end:end + 30]
+    if re.fullmatch(r"1[89]\d0|20\d0", match.group("digits")) and after.startswith("s"):
+        return True  # the 1990s
+    if re.match(r"[A-Za-z]", after) and not UNIT.match(shown, end):
+        return True  # part of a name or an ordinal: 3rd, 2D, 1990s, 10th
+    if re.match(r"\.\d", after) or re.search(r"\d\.$", before) or re.match(r"-\d{2}-\d{2}", after):
+        return True  # 2.13.0, a date 2026-06-18
+    listed = re.sub(r"(?:\d+(?:\.\d+)*[ \u00a0]*(?:,|and|or|to|–|-)[ \u00a0]*)+$", "", before)  # "digits 1 and 2"
+    previous_word = re.search(r"([A-Za-z§][\w-]*)[.,:]?[ \u00a0]*$", listed)
+    if previous_word and previous_word.group(1).lower() in PLACE_WORDS and not number.unit:
+        return True
+    if before.endswith("§") or re.search(r"==\s*$", before):
+        return True
+    if re.search(r"\b(?:part|post|lesson|chapter|step|question)s?[ \u00a0]+\d+[ \u00a0]+of[ \u00a0]+$", before,
+                 re.IGNORECASE):
+        return True  # the 4 of "part 3 of 4"
+    if number.unit in ("", "x") and not match.group("fraction") and (
+            re.match(r"[ \u00a0\u202f]?(?:×|x|by)[ \u00a0\u202f]?\d", after) or
+            re.search(r"\d[ \u00a0\u202f]?(?:×|x|by)[ \u00a0\u202f]?$", before)):
+        return True  # a size: 28×84, 7 by 7
+    digits = match.group("digits")
+    if re.search(r"[A-Za-z]-$", before):
+        return True  # a name's part: SHA-256, GPT-2
+    if len(digits) == 1 and not number.unit and re.search(r"\b(?:a|an|the)\s+(?:[a-z]+\s+)?$", before, re.IGNORECASE) \
+            and not re.match(r"[ \u00a0]+(?:of|in|out)\b", after):
+        return True  # a digit as a symbol: "a 1 with a flag", "the 7"
+    if (len(digits) == 4 and 1900 <= int(digits) <= 2099 and not number.unit and not match.group("fraction")
+            and not match.group("sign") and YEAR_BEFORE.search(before)):
+        return True
+    if number.in_math and not number.unit and not match.group("fraction") and len(digits) <= 2 \
+            and not match.group("sign") and not (match.group("exponent") or match.group("texponent")):
+        return True  # a formula's constant: the 1 of 1 − ε, the 2 of √2
+    return False
