@@ -117,10 +117,10 @@ compare: $(READY)  ## does your run agree with the page? make compare POST=… [
 bind: $(READY)  ## propose markers binding a post's prose numbers to its results: make bind [POST=…] [WRITE=1]
 	$(PY) -m tools.author.bind_numbers $(POST_ARGUMENT) $(if $(ALL),--all) $(if $(WRITE),--write)
 
-export: $(READY)  ## write _reader.py from part 2's cells marked `#| export: true` (the nbdev way; make inline does it first)
+export: $(READY)  ## write _reader.py (part 2) and _cure.py (the handwriting post) from their cells marked `#| export: true` (make inline does it first)
 	$(PY) -m tools.author.export_cells
 
-inline: export  ## copy the helpers (_results.py, _spread.py, _style.py, _arch.py, _reader.py, _handwriting.py) into each post's setup cell and write each post's links
+inline: export  ## copy the helpers each post declares (blog.helpers) into its setup cell, and write its links; says what it rewrote
 	$(PY) -m tools.author.inline_helpers
 	$(PY) -m tools.author.post_links
 

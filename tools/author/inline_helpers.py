@@ -1,4 +1,4 @@
-"""Inline the shared helpers (_results.py, _style.py, _arch.py, _reader.py, _handwriting.py) into each post's setup cell.
+"""Inline the shared helpers a post declares (HELPERS below: the one list of them) into its setup cell.
 
 A reader who lifts one notebook out of the repository, or opens it in Colab, must
 be able to run it top to bottom, so no post may import a sibling module or touch

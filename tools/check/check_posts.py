@@ -9,8 +9,8 @@ This tool refuses such a post, naming the post, the cell and what to do:
 - outputs that no longer match the seal `make execute` recorded: a stale cell (its
   code changed after it ran), outputs or images edited, provenance edited, a code
   cell added, deleted or moved after the run (tools/core/notebooks.py);
-- a generated setup cell that differs from the helpers it inlines (`_style.py`, `_arch.py`, `_reader.py`,
-  `_handwriting.py`), or a `_reader.py` out of step with the part 2 cells marked `#| export: true`;
+- a generated setup cell that differs from the helpers it inlines (tools/author/inline_helpers.py's HELPERS),
+  or a `_reader.py` out of step with the part 2 cells marked `#| export: true`;
 - a sibling import (also through `importlib`, `__import__`, `runpy` or `%run`, or a
   repository file opened or run by name) or a `sys.path` edit (also through an alias
   or `getattr`); a cell that does not parse even after IPython's own transforms;
