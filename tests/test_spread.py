@@ -240,3 +240,18 @@ def test_a_post_that_shows_no_spread_keeps_the_machine_s_own_kernels():
     from tools.author.inline_helpers import setup_source
     assert "os.environ.setdefault" not in setup_source(["_results.py", "_style.py"])
     assert "os.environ.setdefault" in setup_source(["_results.py", "_spread.py"])
+
+
+def test_make_spread_says_what_it_will_cost_before_it_starts(capsys):
+    """The estimate: waves of runs, stretched when more jobs than cores, then the page alone."""
+    assert spread.expected_cost_s(600, 3, 2, 2) == 2 * 600 + 600
+    assert spread.expected_cost_s(600, 3, 3, 2) == 600 * 1.5 + 600
+    for name in ("three-digits", "handwriting"):
+        assert spread.main([f"--post={name}", "--estimate"]) == 0
+        line = capsys.readouterr().out
+        assert "expected cost: about" in line and "budget of a post's spread" in line, line
+    nb = read_notebook(find_posts("handwriting")[0])
+    recorded = blog_metadata(nb)["provenance"]["duration_s"]
+    said = spread.cost_line(nb, 3, 2, cores=2)
+    assert f"about {spread.expected_cost_s(recorded, 3, 2, 2) / 60:.0f} min" in said
+    assert ("OVER" in said) == (spread.expected_cost_s(recorded, 3, 2, 2) > spread.BUDGET_S)

@@ -27,7 +27,9 @@ Progress is printed per run and per cell.
 import argparse
 import itertools
 import json
+import math
 import multiprocessing
+import os
 import shutil
 import sys
 import tempfile
@@ -126,12 +128,35 @@ def write_report(made, path):
     partial.replace(path)  # never a half-written report
 
 
+BUDGET_S = 3600  # what a post's spread should cost on two cores
+
+
+def expected_cost_s(run_s, count, jobs, cores):
+    """Seconds the runs and the page's own re-run take: the runs go `jobs` at a time, and more jobs than
+    cores share the cores, so each wave takes a run's time stretched by jobs/cores; then the page runs alone."""
+    waves = math.ceil(count / jobs)
+    return waves * run_s * max(1.0, jobs / cores) + run_s
+
+
+def cost_line(nb, count, jobs, cores=None):
+    """What the spread will cost, from the page's own recorded duration, said before anything runs."""
+    cores = cores or os.cpu_count() or 1
+    run_s = blog_metadata(nb).get("provenance", {}).get("duration_s")
+    if not isinstance(run_s, (int, float)) or run_s <= 0:
+        return f"{count} runs and the page: no recorded duration to estimate from (run `make execute` first)"
+    cost = expected_cost_s(run_s, count, jobs, cores)
+    verdict = "within" if cost <= BUDGET_S else "OVER"
+    return (f"expected cost: about {cost / 60:.0f} min ({count} runs of about {run_s / 60:.0f} min, {jobs} at a "
+            f"time on {cores} cores, then the page), {verdict} the {BUDGET_S // 60} min budget of a post's spread")
+
+
 def spread(path, count, jobs):
     nb = read_notebook(path)
     plan = planned_runs(count, page_seed(nb))
     labels = [f"run {number}/{len(plan)} ({numeric_path} path, seed {seed})"
               for number, (numeric_path, seed) in enumerate(plan, start=1)]
     print(f"[{post_name(path)}] {len(plan)} runs, {jobs} at a time: " + "; ".join(labels), flush=True)
+    print(f"[{post_name(path)}] {cost_line(nb, count, jobs)}", flush=True)
     standin_data.build()
     started = time.monotonic()
     with multiprocessing.get_context("spawn").Pool(jobs) as pool:
@@ -155,6 +180,7 @@ def main(argv=None):
     parser.add_argument("--runs", type=int, help=f"re-runs beside the page (default: the post's blog.spread_runs, "
                                                  f"else {DEFAULT_RUNS})")
     parser.add_argument("--jobs", type=int, default=2, help="runs at a time, one CPU thread each (default 2)")
+    parser.add_argument("--estimate", action="store_true", help="print what it would cost, run nothing")
     args = parser.parse_args(argv)
     try:
         [path] = find_posts(args.post)
@@ -162,6 +188,9 @@ def main(argv=None):
         if count < DEFAULT_RUNS:
             raise NotebookError(f"{count} runs cannot cover two numeric paths and three seeds; ask for "
                                 f"{DEFAULT_RUNS} or more")
+        if args.estimate:
+            print(f"[{post_name(path)}] {cost_line(read_notebook(path), count, args.jobs)}")
+            return 0
         spread(path, count, args.jobs)
     except (NotebookError, ExecutionFailed, standin_data.DataError) as error:
         print(error, file=sys.stderr)
