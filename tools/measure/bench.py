@@ -1,361 +1,268 @@
-"""Time the image posts' training steps on one CPU thread: today's code against the candidate.
+"""Time the posts' own training step on one CPU thread, against the matmul ceiling.
 
-    .venv/bin/python -m tools.measure.bench [--post 1|2|4] [--steps N] [--blocks K] [--warmup W]
+    .venv/bin/python -m tools.measure.bench [--post 2|4] [--steps N] [--blocks K] [--warmup W] [--against REF]
 
-For each post (1, 2 and 4 unless --post names one) it builds the post's model twice, from
-`tools/measure/bench_reference.py` (today's code, frozen) and from `tools/measure/bench_candidate.py` (the
-rewrite), each with the post's recipe (optimiser, loss, label smoothing, gradient
-clipping, schedule) and batch size, on random canvases of the post's shape. Then:
+It times the code the posts run: `_reader.py` (exported from part 2, imported by part 4),
+its `Reader` sized by the post's parameters cell, trained by its own `train_one_epoch` on
+exactly as many batches of random canvases (`_reader.compose`) as the steps timed. Post 1's
+fixed-length reader lives in its notebook, not exported, and post 3 reads numbers aloud
+with another model: neither is benched. The ceiling is a matmul of the model's main shape,
+(batch·48 × width)·(width × 4·width); the step's GFLOP/s is shown as a share of its rate.
 
-1. it checks that the two compute the same thing: the reference's weights, mapped into
-   the candidate, give the same scores, loss and gradients, and three training steps from
-   there the same losses (to 1e-5); the run fails if not;
-2. it counts one training step's floating-point operations (forward and backward) with
-   `torch.utils.flop_counter.FlopCounterMode`, attention included;
-3. after W warm-up steps each it times N training steps of each model in K interleaved
-   blocks (reference, candidate, reference, candidate, ...), so that whatever else the
-   machine does falls on both, and after each pair of blocks times the ceiling: a matmul
-   of the model's own main shape, (batch·48 × width)·(width × 4·width), the feed-forward
-   layer's;
-4. it replays the candidate step's own matmuls (same shapes and layouts) on their own:
-   the time no rewrite of the rest of the step can go under.
-
-It prints ms per step (median over blocks, and the blocks' spread), GFLOP per step,
-GFLOP/s, that as a share of the ceiling, and the speed-up, per post and as a summary
-against issue #20's targets (1.5× per step; the step at 50 % of the ceiling or more).
-Times are this process's CPU time, which other work on the machine barely moves; the
-wall clock is printed beside them (they differ when the machine was busy). Nothing is
-asserted about times: it is a measurement, not a test.
+A candidate is a change to the real code (part 2's exported cells, then `make export`):
+`_reader.py` at the git ref `--against` (default HEAD) is timed against the working tree's
+in interleaved blocks (REF, working tree, REF, ...), so that the machine's other work falls
+on both, after a check that the two give the same losses over three steps from the same
+weights (skipped, with a word, when their state_dicts differ in names or shapes); the same
+file is timed once. Times are the process's CPU time, the wall clock beside them.
 """
 import argparse
+import ast
+import importlib.util
+import math
 import os
 import platform
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
+from dataclasses import fields
+from pathlib import Path
 
+import numpy as np
 import torch
 import torch.nn.functional as F
-from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop_count, sdpa_flop_count
 
-from tools.measure import bench_candidate as candidate
-from tools.measure import bench_reference as reference
+import _reader
+from tools.core.notebooks import NOTEBOOK_NAME, POSTS_DIR, REPO_ROOT, parameters_cell, read_notebook
 
-TARGET_SPEEDUP = 1.5
-TARGET_CEILING_SHARE = 0.5
-SAME_WITHIN = 1e-5  # largest |difference| in scores, losses and (relative) gradients that counts as the same
+POSTS = {2: "2026-06-25-reading-when-to-stop", 4: "2026-07-09-reading-handwriting"}
 SEED = 0
+CHECK_STEPS = 3
+SAME_WITHIN = 1e-5  # largest |Δ loss| that counts as the same
+CEILING_REPEATS = 20
 aten = torch.ops.aten
 
 
-# --- the two models, their recipes, and the mapping between their weights ----------------
-
-def candidate_config(post):
-    settings = reference.POSTS[post]
-    return candidate.Config(vocab=settings["vocab"], width=settings["width"], heads=settings["heads"],
-                            encoder_blocks=settings["encoder_blocks"],
-                            decoder_blocks=settings["decoder_blocks"])
+def say(line=""):
+    print(line, flush=True)
 
 
-def candidate_state(reference_state, width):
-    """The reference's weights under the candidate's names. nn.MultiheadAttention keeps
-    queries', keys' and values' projections in one (3·width × width) `in_proj`; that is the
-    candidate's `query_key_value` in self-attention, and its `query` (the first third) and
-    `key_value` (the rest) in cross-attention. `out_proj` is `out`; the rest is unchanged."""
-    state = {}
-    for name, tensor in reference_state.items():
-        name = name.replace(".out_proj.", ".out.")
-        if ".cross_attention.in_proj_" in name:
-            prefix, kind = name.split(".in_proj_")
-            state[f"{prefix}.query.{kind}"] = tensor[:width]
-            state[f"{prefix}.key_value.{kind}"] = tensor[width:]
-        else:
-            state[name.replace(".in_proj_", ".query_key_value.")] = tensor
-    return state
+def post_sizes(post):
+    """The post's knobs for `ReaderConfig` and `Recipe`, read from its parameters cell, and
+    its steps per epoch (which only shape the learning-rate schedule)."""
+    cell = parameters_cell(read_notebook(POSTS_DIR / POSTS[post] / NOTEBOOK_NAME))
+    knobs = {node.targets[0].id: ast.literal_eval(node.value) for node in ast.parse(cell.source).body
+             if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)}
+    return {"config": {f.name: knobs[f.name] for f in fields(_reader.ReaderConfig)},
+            "recipe": {f.name: knobs[f.name] for f in fields(_reader.Recipe) if f.name in knobs},
+            "steps_per_epoch": math.ceil(knobs["train_size"] / knobs["batch_size"])}
+
+
+def source_at(ref, root=REPO_ROOT):
+    """The text of `_reader.py` as the git ref `ref` has it."""
+    shown = subprocess.run(["git", "show", f"{ref}:_reader.py"], cwd=root, capture_output=True, text=True)
+    if shown.returncode:
+        raise SystemExit(f"bench: no _reader.py at {ref!r}: {shown.stderr.strip()}")
+    return shown.stdout
+
+
+def load_reader(source, name):
+    """A module made from `source` as if it were `_reader.py`, registered as `name`."""
+    with tempfile.TemporaryDirectory(prefix="bench-") as folder:
+        path = Path(folder) / "_reader.py"
+        path.write_text(source, encoding="utf-8")
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # dataclasses look their module up there
+        spec.loader.exec_module(module)
+    return module
 
 
 class Trainer:
-    """One model with its post's optimiser and schedule; `step(batch)` is one training step."""
+    """A post's reader from one version of `_reader`, with that version's optimiser and schedule."""
 
-    def __init__(self, post, which, state=None, seed=SEED):
-        settings = reference.POSTS[post]
-        self.post, self.which = post, which
-        torch.manual_seed(seed)
-        if which == "reference":
-            self.model = reference.reader_class(post)()
-            self.optimiser, self.scheduler = reference.optimiser_and_schedule(post, self.model)
-        else:
-            self.model = candidate.Reader(candidate_config(post))
-            if state is not None:  # a reference's weights
-                self.model.load_state_dict(candidate_state(state, settings["width"]))
-            self.optimiser = candidate.optimiser(self.model, settings["learning_rate"],
-                                                 settings["weight_decay"])
-            self.scheduler = reference.schedule(post, self.optimiser)
-        self.model.train()
+    def __init__(self, module, sizes):
+        torch.manual_seed(SEED)
+        self.module = module
+        self.model = module.Reader(module.ReaderConfig(**sizes["config"]))
+        self.recipe = module.Recipe(**sizes["recipe"])
+        self.optimiser, self.scheduler = module.optimiser_and_schedule(
+            self.model, self.recipe, sizes["steps_per_epoch"])
+        self.order = torch.Generator().manual_seed(SEED)
 
-    def step(self, batch):
-        if self.which == "reference":
-            return reference.training_step(self.post, self.model, self.optimiser, self.scheduler, *batch)
-        return candidate_step(self.post, self.model, self.optimiser, self.scheduler, *batch)
+    def train(self, data):
+        """The post's `train_one_epoch` over `data`: one training step per batch; the mean loss."""
+        return self.module.train_one_epoch(self.model, self.optimiser, self.scheduler, data,
+                                           self.recipe, self.order)
 
 
-def candidate_step(post, model, optimiser, scheduler, images, inputs, targets):
-    """The posts' training step with the candidate's model, optimiser and clipping."""
-    logits = model(images, inputs)  # (B, 4, vocab)
-    loss = reference.loss_of(post, logits, targets)
-    optimiser.zero_grad()
-    loss.backward()
-    if reference.POSTS[post]["clip_norm"] is not None:
-        candidate.clip_gradients(model, reference.POSTS[post]["clip_norm"])
-    optimiser.step()
-    if scheduler is not None:
-        scheduler.step()
-    return loss
+def canvases(batches, batch_size, seed=SEED):
+    """`batches` batches of canvases (B, 1, 28, 84) and tokens, composed of random 'digits'."""
+    rng = np.random.default_rng(seed)
+    digits = rng.random((256, _reader.TILE, _reader.TILE), dtype=np.float32)
+    images, tokens, _ = _reader.compose(digits, rng.integers(0, 10, size=256), batches * batch_size, rng)
+    return images, tokens
 
 
-def batches(post, count, seed=SEED):
-    generator = torch.Generator().manual_seed(seed)
-    size = reference.POSTS[post]["batch_size"]
-    return [reference.random_batch(post, size, generator) for _ in range(count)]
+def first(data, batches, batch_size):
+    return tuple(part[:batches * batch_size] for part in data)
 
 
-def parameter_count(model):
-    return sum(p.numel() for p in model.parameters())
+def loss_difference(reference, candidate, sizes):
+    """Max |Δ loss| over CHECK_STEPS steps from the reference's weights; None when the two
+    models' state_dicts differ in names or shapes."""
+    ref, cand = Trainer(reference, sizes), Trainer(candidate, sizes)
+    state = ref.model.state_dict()
+    if {k: v.shape for k, v in state.items()} != {k: v.shape for k, v in cand.model.state_dict().items()}:
+        return None
+    cand.model.load_state_dict(state)
+    size = sizes["recipe"]["batch_size"]
+    steps = zip(*(part.split(size) for part in canvases(CHECK_STEPS, size, seed=SEED + 1)))
+    return max(abs(ref.train(batch) - cand.train(batch)) for batch in steps)
 
 
-# --- same function ------------------------------------------------------------------------
-
-def compare(post, steps=3):
-    """Differences between reference and candidate on the same weights: the scores, loss and
-    gradients of one batch (each gradient relative to its tensor's largest entry), then the
-    losses of `steps` training steps from there on further batches."""
-    ref = Trainer(post, "reference")
-    cand = Trainer(post, "candidate", state=ref.model.state_dict())
-    data = batches(post, steps + 1, seed=SEED + 1)
-    images, inputs, targets = data[0]
-    ref_logits, cand_logits = ref.model(images, inputs), cand.model(images, inputs)
-    ref_loss, cand_loss = (reference.loss_of(post, part, targets) for part in (ref_logits, cand_logits))
-    ref_loss.backward()
-    cand_loss.backward()
-    width = reference.POSTS[post]["width"]
-    ref_grads = candidate_state({name: p.grad for name, p in ref.model.named_parameters()}, width)
-    gradients = max(((p.grad - ref_grads[name]).abs().max() / ref_grads[name].abs().max().clamp_min(1e-30)).item()
-                    for name, p in cand.model.named_parameters())
-    ref.optimiser.zero_grad()
-    cand.optimiser.zero_grad()
-    trained = [abs(ref.step(batch).item() - cand.step(batch).item()) for batch in data[1:]]
-    return {"logits": (ref_logits - cand_logits).abs().max().item(),
-            "loss": abs(ref_loss.item() - cand_loss.item()), "gradients": gradients,
-            "training loss": max(trained),
-            "parameters": (parameter_count(ref.model), parameter_count(cand.model))}
-
-
-# --- counting and timing --------------------------------------------------------------------
-
-def _flash_attention_flops(query, key, value, *args, out_shape=None, **kwargs):
-    return sdpa_flop_count(query, key, value)
-
-
-def _flash_attention_backward_flops(grad_out, query, key, value, *args, out_shape=None, **kwargs):
-    return sdpa_backward_flop_count(grad_out, query, key, value)
-
-
-# FlopCounterMode knows the CUDA attention kernels but not the CPU one that both models call
-# (the reference through nn.MultiheadAttention): without these, attention would count zero.
+# FlopCounterMode knows the CUDA attention kernels but not the CPU one nn.MultiheadAttention
+# calls: without these, attention would count zero.
 CPU_ATTENTION_FLOPS = {
-    aten._scaled_dot_product_flash_attention_for_cpu: _flash_attention_flops,
-    aten._scaled_dot_product_flash_attention_for_cpu_backward: _flash_attention_backward_flops,
+    aten._scaled_dot_product_flash_attention_for_cpu:
+        lambda q, k, v, *args, out_shape=None, **kwargs: sdpa_flop_count(q, k, v),
+    aten._scaled_dot_product_flash_attention_for_cpu_backward:
+        lambda grad, q, k, v, *args, out_shape=None, **kwargs: sdpa_backward_flop_count(grad, q, k, v),
 }
 
 
 def step_flops(trainer, batch):
+    """Floating-point operations of one training step (forward, backward, optimiser) on `batch`."""
     counter = FlopCounterMode(display=False, custom_mapping=CPU_ATTENTION_FLOPS)
     with counter:
-        trainer.step(batch)
+        trainer.train(batch)
     return counter.get_total_flops()
 
 
-MATMULS = {aten.mm.default, aten.addmm.default, aten.bmm.default, aten.baddbmm.default}
-
-
-class RecordMatmuls(TorchDispatchMode):
-    """Notes every matmul a step calls: the op, and each tensor argument's shape and strides."""
-
-    def __init__(self):
-        super().__init__()
-        self.calls = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        if func in MATMULS:
-            layout = [(a.shape, a.stride()) if isinstance(a, torch.Tensor) else a for a in args]
-            self.calls.append((func, layout, dict(kwargs or {})))
-        return func(*args, **(kwargs or {}))
-
-
-def matmul_replay(trainer, batch):
-    """A function that runs the step's matmuls alone, on random operands laid out as the
-    step's were (transposed views included); outputs are fresh, as in the step."""
-    recorder = RecordMatmuls()
-    with recorder:
-        trainer.step(batch)
-    calls = []
-    for func, layout, kwargs in recorder.calls:
-        args = [torch.empty_strided(a[0], a[1]).normal_() if isinstance(a, tuple) else a for a in layout]
-        calls.append((func, args, kwargs))
-
-    def replay():
-        for func, args, kwargs in calls:
-            func(*args, **kwargs)
-    counter = FlopCounterMode(display=False)
-    with counter:
-        replay()
-    return replay, counter.get_total_flops() / 1e9
-
-
-def ceiling(post):
-    """A function doing `repeats` matmuls of the model's main shape, and their GFLOP."""
-    settings = reference.POSTS[post]
-    rows, width = settings["batch_size"] * candidate.PATCHES, settings["width"]
+def ceiling(sizes):
+    """A function doing CEILING_REPEATS matmuls of the model's main shape, their FLOPs, the shape."""
+    rows, width = sizes["recipe"]["batch_size"] * _reader.PATCHES, sizes["config"]["width"]
     x, weight = torch.randn(rows, width), torch.randn(4 * width, width)
-    repeats = 20
 
     def run():
-        for _ in range(repeats):
-            F.linear(x, weight)
-    return run, repeats * 2 * rows * width * 4 * width / 1e9, f"({rows:,} × {width})·({width} × {4 * width})"
+        for _ in range(CEILING_REPEATS):
+            F.linear(x, weight)  # what nn.Linear(width, 4·width) does
+    return run, CEILING_REPEATS * 2 * rows * width * 4 * width, f"({rows:,} × {width})·({width} × {4 * width})"
 
 
-def seconds(function, times=1):
-    """(wall-clock, CPU) seconds `times` calls of `function` took. The CPU time is this
-    process's own: on a machine that also runs other work it stays what the code costs,
-    while the wall clock also counts the time the thread waited for a core."""
-    wall, cpu = time.perf_counter(), time.process_time()
-    for _ in range(times):
-        function()
-    return time.perf_counter() - wall, time.process_time() - cpu
+def seconds(function):
+    """(CPU, wall) seconds one call took: other work on the machine barely moves the first."""
+    cpu, wall = time.process_time(), time.perf_counter()
+    function()
+    return time.process_time() - cpu, time.perf_counter() - wall
 
 
 def machine():
-    """The CPU's name, as /proc/cpuinfo gives it where there is one."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as info:
-            names = [line.split(":", 1)[1].strip() for line in info if line.startswith("model name")]
-    except OSError:
-        names = []
+    info = Path("/proc/cpuinfo")
+    names = [line.split(":", 1)[1].strip() for line in info.read_text().splitlines()
+             if line.startswith("model name")] if info.exists() else []
     return names[0] if names else platform.processor() or platform.machine()
 
 
-def say(line):
-    print(line, flush=True)
+def bench_post(post, versions, steps, blocks, warmup):
+    """Time `versions` ({name: module}, the reference first) on the post's step; 0 if fine, 1 if
+    the two compute different losses."""
+    sizes = post_sizes(post)
+    config, size = sizes["config"], sizes["recipe"]["batch_size"]
+    trainers = {name: Trainer(module, sizes) for name, module in versions.items()}
+    parameters = sum(p.numel() for p in next(iter(trainers.values())).model.parameters())
+    say(f"post {post} ({POSTS[post]}): width {config['width']}, {config['heads']} heads, "
+        f"{config['encoder_blocks']}+{config['decoder_blocks']} blocks, batch {size}, "
+        f"{parameters:,} parameters; timing _reader.train_one_epoch")
+    status = 0
+    if len(versions) == 2:
+        difference = loss_difference(*versions.values(), sizes)
+        if difference is None:
+            say("  the two differ in structure (state_dict names or shapes): the equality check is skipped")
+        else:
+            same = difference <= SAME_WITHIN
+            status = 0 if same else 1
+            say(f"  same losses: {CHECK_STEPS} training steps from the same weights, max |Δ loss| "
+                f"{difference:.1e}: {'same' if same else 'DIFFERENT'} (within {SAME_WITHIN:g})")
 
-
-# --- one post ------------------------------------------------------------------------------
-
-def bench_post(post, steps, blocks, warmup):
-    settings = reference.POSTS[post]
-    say(f"post {post} ({settings['slug']}): batch {settings['batch_size']}, canvases "
-        f"{tuple(reference.CANVAS)}, {reference.TOKENS} tokens, vocab {settings['vocab']}")
-    same = compare(post)
-    ok = all(same[key] <= SAME_WITHIN for key in ("logits", "loss", "gradients", "training loss"))
-    ok = ok and same["parameters"][0] == same["parameters"][1]
-    say(f"  same function: parameters {same['parameters'][0]:,} and {same['parameters'][1]:,}; on the "
-        f"reference's weights max |Δ score| {same['logits']:.1e}, |Δ loss| {same['loss']:.1e}, "
-        f"max |Δ gradient| {same['gradients']:.1e} of the tensor's largest; then 3 training steps: "
-        f"max |Δ loss| {same['training loss']:.1e}: {'same' if ok else 'DIFFERENT'} (within {SAME_WITHIN:g})")
-
-    trainers = {which: Trainer(post, which) for which in ("reference", "candidate")}
-    data = batches(post, 4)
-    flops = {which: step_flops(trainer, data[0]) / 1e9 for which, trainer in trainers.items()}
-    say(f"  GFLOP per training step (forward + backward): reference {flops['reference']:.2f}, "
-        f"candidate {flops['candidate']:.2f}")
-    replay, replay_gflop = matmul_replay(trainers["candidate"], data[0])
+    per_block = math.ceil(steps / blocks)
+    data = canvases(max(per_block, warmup, 1), size)
+    flops = {name: step_flops(trainer, first(data, 1, size)) for name, trainer in trainers.items()}
+    say("  GFLOP per training step (forward + backward, attention included): "
+        + ", ".join(f"{name} {count / 1e9:.2f}" for name, count in flops.items()))
     for trainer in trainers.values():
-        for i in range(warmup):
-            trainer.step(data[i % len(data)])
-    replay()
-    say(f"  warmed up: {warmup} steps each; timing {steps} steps each in {blocks} interleaved blocks")
+        if warmup:
+            trainer.train(first(data, warmup, size))
+    run_ceiling, ceiling_flops, shape = ceiling(sizes)
+    run_ceiling()
+    say(f"  warmed up: {warmup} step{'' if warmup == 1 else 's'} each; "
+        f"timing {steps} steps each in {blocks} interleaved blocks")
 
-    run_ceiling, ceiling_gflop, shape = ceiling(post)
-    times = {"reference": [], "candidate": []}  # (wall, CPU) ms per step, one per block
-    rates = []  # the ceiling's GFLOP per CPU second, once per pair of blocks
-    done = 0
+    times = {name: [] for name in trainers}  # (CPU, wall) ms per step, one per block
+    rates = []  # the ceiling's GFLOP per CPU second, once per round of blocks
     for block in range(blocks):
-        size = steps // blocks + (block < steps % blocks)
-        for which in ("reference", "candidate"):
-            trainer = trainers[which]
-            batch_at = iter(range(done, done + size))
-            elapsed = seconds(lambda: trainer.step(data[next(batch_at) % len(data)]), size)
-            times[which].append(tuple(1000 * part / size for part in elapsed))
-        done += size
-        rates.append(ceiling_gflop / seconds(run_ceiling)[1])
-        say(f"  block {block + 1}/{blocks}: reference {times['reference'][-1][1]:7.1f} ms/step   "
-            f"candidate {times['candidate'][-1][1]:7.1f} ms/step   ceiling {rates[-1]:6.1f} GFLOP/s")
-    floor = statistics.median(1000 * seconds(replay)[1] for _ in range(max(3, blocks)))
+        count = steps // blocks + (block < steps % blocks)
+        for name, trainer in trainers.items():
+            elapsed = seconds(lambda: trainer.train(first(data, count, size)))
+            times[name].append(tuple(1000 * part / count for part in elapsed))
+        rates.append(ceiling_flops / 1e9 / seconds(run_ceiling)[0])
+        say(f"  block {block + 1}/{blocks}: " + "   ".join(f"{name} {times[name][-1][0]:7.1f} ms/step"
+                                                          for name in trainers)
+            + f"   ceiling {rates[-1]:6.1f} GFLOP/s")
 
     top = statistics.median(rates)
-    row = {"post": post, "ok": ok, "ceiling": top, "floor": floor, "flops": flops}
-    for which in ("reference", "candidate"):
-        cpu = [t[1] for t in times[which]]
-        ms = statistics.median(cpu)
-        row[which] = {"ms": ms, "low": min(cpu), "high": max(cpu),
-                      "wall": statistics.median(t[0] for t in times[which]),
-                      "rate": flops[which] / ms * 1000, "share": flops[which] / ms * 1000 / top}
-    pairs = [r[1] / c[1] for r, c in zip(times["reference"], times["candidate"])]
-    row["speedup"] = row["reference"]["ms"] / row["candidate"]["ms"]
-    row["speedup range"] = (min(pairs), max(pairs))
-    row["wall speedup"] = row["reference"]["wall"] / row["candidate"]["wall"]
-
-    say(f"  post {post}: {steps} steps each in {blocks} interleaved blocks, {torch.get_num_threads()} thread; "
-        f"ms = CPU time, median over blocks")
-    say(f"    {'':10} {'ms/step':>8} {'blocks min-max':>15} {'wall ms/step':>13} {'GFLOP/step':>11} "
+    ms = {name: statistics.median(cpu for cpu, _ in times[name]) for name in trainers}
+    label = max(len(name) for name in trainers) + 2
+    say(f"  post {post}: {steps} steps each, {torch.get_num_threads()} thread; ms = CPU time, median over blocks")
+    say(f"    {'':{label}}{'ms/step':>8} {'blocks min-max':>15} {'wall ms/step':>13} {'GFLOP/step':>11} "
         f"{'GFLOP/s':>8} {'% of ceiling':>13}")
-    for which in ("reference", "candidate"):
-        r = row[which]
-        spread = f"{r['low']:.1f}-{r['high']:.1f}"
-        say(f"    {which:10} {r['ms']:8.1f} {spread:>15} {r['wall']:13.1f} {flops[which]:11.2f} "
-            f"{r['rate']:8.1f} {100 * r['share']:12.0f} %")
-    low, high = row["speedup range"]
-    say(f"    speed-up   {row['speedup']:.2f}x (pairs of blocks {low:.2f}-{high:.2f}x; "
-        f"wall clock {row['wall speedup']:.2f}x)")
-    say(f"    ceiling    {shape} matmul: {top:.1f} GFLOP/s "
-        f"(blocks {min(rates):.1f}-{max(rates):.1f})")
-    say(f"    the candidate step's matmuls ({replay_gflop:.2f} GFLOP) alone: {floor:.1f} ms; "
-        f"reference / that = {row['reference']['ms'] / floor:.2f}x, the speed-up if all else took no time")
-    return row
+    for name in trainers:
+        cpu = [c for c, _ in times[name]]
+        wall = statistics.median(w for _, w in times[name])
+        rate = flops[name] / 1e9 / ms[name] * 1000
+        say(f"    {name:{label}}{ms[name]:8.1f} {f'{min(cpu):.1f}-{max(cpu):.1f}':>15} {wall:13.1f} "
+            f"{flops[name] / 1e9:11.2f} {rate:8.1f} {100 * rate / top:12.0f} %")
+    if len(trainers) == 2:
+        ref, cand = trainers
+        pairs = [r[0] / c[0] for r, c in zip(times[ref], times[cand])]
+        walls = statistics.median(w for _, w in times[ref]) / statistics.median(w for _, w in times[cand])
+        say(f"    speed-up of the {cand} over {ref}: {ms[ref] / ms[cand]:.2f}x (pairs of blocks "
+            f"{min(pairs):.2f}-{max(pairs):.2f}x; wall clock {walls:.2f}x)")
+    say(f"    ceiling: the {shape} matmul, {top:.1f} GFLOP/s (blocks {min(rates):.1f}-{max(rates):.1f})")
+    return status
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tools.measure.bench", description=__doc__.split("\n")[0])
-    parser.add_argument("--post", type=int, choices=sorted(reference.POSTS), action="append",
-                        help="the post whose model to time (repeatable; default: 1, 2 and 4)")
-    parser.add_argument("--steps", type=int, default=20, help="timed training steps of each model")
+    parser.add_argument("--post", type=int, choices=sorted(POSTS), action="append",
+                        help="the post whose reader to time (repeatable; default: 2 and 4; post 1's reader "
+                             "lives in its notebook, not exported, and post 3's model is another)")
+    parser.add_argument("--steps", type=int, default=20, help="timed training steps of each version")
     parser.add_argument("--blocks", type=int, default=4, help="interleaved blocks the steps are split into")
-    parser.add_argument("--warmup", type=int, default=3, help="untimed steps of each model first")
+    parser.add_argument("--warmup", type=int, default=3, help="untimed steps of each version first")
+    parser.add_argument("--against", default="HEAD", metavar="REF",
+                        help="the git ref whose _reader.py the working tree's is timed against (default HEAD)")
     args = parser.parse_args(argv)
     if args.steps < 1 or args.blocks < 1 or args.warmup < 0:
         parser.error("--steps and --blocks must be at least 1, --warmup at least 0")
-    blocks = min(args.blocks, args.steps)
 
     torch.set_num_threads(1)
-    print(f"torch {torch.__version__}, {torch.get_num_threads()} thread, {machine()}, "
-          f"{torch.backends.cpu.get_cpu_capability()}, {os.cpu_count()} cores on the machine", flush=True)
-    rows = [bench_post(post, args.steps, blocks, args.warmup) for post in (args.post or sorted(reference.POSTS))]
-
-    print()
-    print(f"summary: CPU ms per training step, median of {blocks} interleaved blocks; targets (issue #20): "
-          f"speed-up ≥ {TARGET_SPEEDUP}x, candidate ≥ {100 * TARGET_CEILING_SHARE:.0f} % of the ceiling")
-    print(f"{'post':>4} {'reference':>10} {'candidate':>10} {'speed-up':>9} {'ref % ceil':>11} "
-          f"{'cand % ceil':>12} {'ceiling GFLOP/s':>16} {'matmuls alone':>14} {'same':>5}  targets")
-    for row in rows:
-        met = [row["speedup"] >= TARGET_SPEEDUP, row["candidate"]["share"] >= TARGET_CEILING_SHARE]
-        verdict = ", ".join(f"{name} {'met' if m else 'NOT met'}" for name, m in zip(("speed-up", "ceiling"), met))
-        print(f"{row['post']:>4} {row['reference']['ms']:10.1f} {row['candidate']['ms']:10.1f} "
-              f"{row['speedup']:8.2f}x {100 * row['reference']['share']:10.0f} % "
-              f"{100 * row['candidate']['share']:11.0f} % {row['ceiling']:16.1f} {row['floor']:11.1f} ms "
-              f"{'yes' if row['ok'] else 'NO':>5}  {verdict}")
-    if not all(row["ok"] for row in rows):
-        print("the candidate does not compute what the reference does: its timings mean nothing",
+    say(f"torch {torch.__version__}, {torch.get_num_threads()} thread, {machine()}, "
+        f"{torch.backends.cpu.get_cpu_capability()}, {os.cpu_count()} cores on the machine")
+    reference = source_at(args.against)
+    if reference == Path(_reader.__file__).read_text(encoding="utf-8"):
+        say(f"_reader.py: the working tree's is the same as {args.against}'s; timing it alone")
+        versions = {"working tree": _reader}
+    else:
+        say(f"_reader.py: the working tree's differs from {args.against}'s; timing both, interleaved")
+        versions = {args.against: load_reader(reference, "_reader_at_ref"), "working tree": _reader}
+    statuses = [bench_post(post, versions, args.steps, min(args.blocks, args.steps), args.warmup)
+                for post in args.post or sorted(POSTS)]
+    if any(statuses):
+        print("the two versions compute different losses: the speed-up compares different functions",
               file=sys.stderr)
         return 1
     return 0
