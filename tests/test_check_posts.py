@@ -275,3 +275,28 @@ def test_the_served_reader_model_must_be_what_its_post_printed(tmp_path, served,
         assert problems == []
     else:
         assert len(problems) == 1 and said in problems[0] and "make reader-model" in problems[0], problems
+
+
+def test_a_thumbnail_too_small_to_read_is_refused_naming_the_setting_that_fixes_it(tmp_path):
+    """What the browser test (test_thumbnails_are_distinct_legible_and_shown_whole) would find minutes later."""
+    import json
+    import re
+    from tests.test_post_links import figure_cell, png_of
+    nb = publishable(figure_cell("fig-loss", png_of(660, 352), "A falling line."))
+    problems = problems_of(nb, tmp_path)
+    assert len(problems) == 1, problems
+    assert "2026-01-01-example: thumbnail.png: all of fig-loss, the first figure, 660\u00d7352 px" in problems[0]
+    assert "text reads at 4.2 px (under 8)" in problems[0] and "set notebook metadata blog.thumbnail to" in problems[0]
+    blog_metadata(nb)["thumbnail"] = json.loads(re.search(r"blog\.thumbnail to (\{.*?\}) \(", problems[0]).group(1))
+    blog_metadata(nb)["thumbnail"]["alt"] = "The start of the falling line."
+    assert problems_of(nb, tmp_path / "fixed") == []
+
+
+def test_a_placeholder_left_in_the_thumbnails_alt_is_refused(tmp_path):
+    from tests.test_post_links import figure_cell, png_of
+    nb = publishable(figure_cell("fig-loss", png_of(300, 150), "A falling line."))
+    blog_metadata(nb)["thumbnail"] = {"figure": "fig-loss", "crop": [0, 0, 0.5, 0.5], "alt": "TODO: the part."}
+    problems = problems_of(nb, tmp_path)  # the front matter's image-alt, made from it, says TODO too
+    assert any(problem.endswith("notebook metadata: placeholder TODO left in blog.thumbnail's alt, the thumbnail's "
+                                "alt text; write it (what the part of the figure it shows holds), then `make inline`")
+               for problem in problems), problems

@@ -2,6 +2,7 @@
 import errno
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -15,7 +16,8 @@ from tools.run import execute_posts
 from tools.check.check_posts import check_notebook
 from tools.run.execute_posts import ExecutionFailed, execute_in_place, with_parameters
 from tools.core.notebooks import (
-    INJECTED_TAG, NO_DOWNLOAD, REPO_ROOT, NotebookError, blog_metadata, read_notebook, write_notebook_atomically,
+    INJECTED_TAG, NO_DOWNLOAD, REPO_ROOT, NotebookError, blog_metadata, post_name, read_notebook,
+    write_notebook_atomically,
 )
 
 
@@ -290,3 +292,52 @@ def test_a_disk_that_fills_up_during_the_run_leaves_the_notebook_as_it_was(tmp_p
     assert said in message and "the notebook on disk is as it was before this run" in message, message
     assert "Traceback" not in message and message.count("\n") == 1
     assert path.read_bytes() == before and [p.name for p in path.parent.iterdir()] == ["index.ipynb"]
+
+
+# ---- a stale setup cell is refused before anything runs; the results the run recorded are shown ------------
+
+def stale_post(tmp_path, folder="2026-01-01-example"):
+    """A post whose author added a cell importing a pinned package after `make inline`: its setup cell no longer
+    installs what the post needs. Its first cell leaves a mark if it ever runs."""
+    nb = publishable(never_ran(f"open({str(tmp_path / 'ran')!r}, 'a').write('x')"), helpers=["_results.py"],
+                     provenance=None)
+    nb.cells.append(never_ran("import yaml\nprint(yaml.safe_dump({'a': 1}))"))
+    return save_post(nb, tmp_path / "posts", folder)
+
+
+def test_a_stale_setup_cell_is_refused_before_anything_runs_naming_the_import(tmp_path, capsys):
+    path = stale_post(tmp_path)
+    before = path.read_bytes()
+    with pytest.raises(ExecutionFailed) as refused:
+        execute_in_place(path, echo=quietly)
+    said = str(refused.value)
+    assert re.search(r"posts/2026-01-01-example: setup cell does not install PyYAML==[\d.]+ \(cell 4 \(code\) imports "
+                     r"yaml\); run `make inline` \(it rewrites the setup cell\), then run this again; nothing was run$",
+                     said), said
+    good = save_post(publishable(never_ran(f"open({str(tmp_path / 'ran')!r}, 'a').write('x')"), provenance=None),
+                     tmp_path / "posts", "2026-01-02-fine")
+    assert execute_posts.main([str(good), str(path)]) == 1, "the fine post first: it must not run either"
+    assert "setup cell does not install PyYAML" in capsys.readouterr().err
+    assert not (tmp_path / "ran").exists() and path.read_bytes() == before
+
+
+def test_the_results_a_run_recorded_are_shown_at_its_end(tmp_path):
+    nb = publishable(never_ran("result('accuracy', 0.873, '{:.1%}', 'read exactly')\nresult('epochs_run', 3)"),
+                     helpers=["_results.py"], provenance=None)
+    lines, path = [], save_post(nb, tmp_path / "posts")
+    execute_in_place(path, echo=lines.append)
+    shown = lines[lines.index(next(line for line in lines if "result(s) recorded" in line)):]
+    assert shown == [f"[{post_name(path)}] 2 result(s) recorded (bind them in the prose: `make bind`):",
+                     "  accuracy = 87.3%", "  epochs_run = 3"], lines
+
+
+def test_a_smoke_run_refuses_a_stale_setup_cell_before_the_stand_in_is_built(tmp_path, monkeypatch, capsys):
+    from tools.run import smoke_run, standin_data
+    monkeypatch.setattr(standin_data, "build", lambda: pytest.fail("the stand-in was built for a stale post"))
+    path = stale_post(tmp_path)
+    with pytest.raises(ExecutionFailed, match=r"setup cell does not install PyYAML==[\d.]+ \(cell 4 \(code\) "
+                                              r"imports yaml\); run `make inline`"):
+        smoke_run.smoke_run(path, echo=quietly)
+    monkeypatch.setattr(smoke_run, "find_posts", lambda substring=None, every_match=False: [path])
+    assert smoke_run.main([]) == 1 and "run `make inline`" in capsys.readouterr().err
+    assert not (tmp_path / "ran").exists()

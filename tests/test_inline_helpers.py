@@ -296,3 +296,24 @@ def test_a_helper_that_imports_another_wrongly_is_refused(helpers_copy, pen_text
     (helpers_copy / "_pen.py").write_text(pen_text + (REPO_ROOT / "_pen.py").read_text())
     assert any(said in problem for problem in inline_helpers.helper_problems(helpers_copy)), \
         inline_helpers.helper_problems(helpers_copy)
+
+
+# ---- a stale setup cell says what made it stale: `make execute` and `make smoke` refuse with that ----------
+
+def test_a_stale_setup_cell_names_the_import_or_helper_that_made_it_so():
+    nb = publishable(ran("import numpy as np\nprint(np.pi)"), helpers=["_results.py", "_style.py"])
+    assert setup_drift(nb) is None
+    pin = {key: f"{name}=={version}" for key, (name, version) in pinned_versions().items()}
+    nb.cells.append(never_ran("import yaml\nfrom PIL import Image"))
+    assert setup_drift(nb) == (f"setup cell does not install {pin['pyyaml']} (cell 4 (code) imports yaml), and does "
+                               f"not install {pin['pillow']} (cell 4 (code) imports PIL)")
+    nb.cells[-1].source = "x = 1"
+    nb.cells[2].source = "print(3.14)"  # numpy no longer imported: the cell installs what nothing needs
+    assert setup_drift(nb) == f"setup cell still installs {pin['numpy']}, which no cell or helper imports any more"
+    inline(nb)
+    blog_metadata(nb)["helpers"] = ["_results.py"]
+    assert setup_drift(nb).startswith("setup cell still holds _style.py, which metadata blog.helpers no longer "
+                                      "declares")
+    blog_metadata(nb)["helpers"] = ["_results.py", "_style.py", "_arch.py"]
+    assert "setup cell lacks _arch.py, which metadata blog.helpers declares" in setup_drift(nb)
+    assert f"does not install {pin['visualtorch']} (_arch.py imports visualtorch)" in setup_drift(nb)

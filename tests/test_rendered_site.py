@@ -570,7 +570,9 @@ def test_thumbnails_are_distinct_legible_and_shown_whole(rendered_site, browser)
         scale = min(width / natural_width, height / natural_height)
         if thumbnail["fit"] in ("cover", "fill"):
             assert abs(width / height - natural_width / natural_height) < 0.05 * width / height, thumbnail
-        assert scale * 8 * FIGURE_DPI / 72 >= SMALLEST_TEXT_PX, f"{thumbnail['src']}: shown at {scale:.2f} of its size"
+        assert scale * 8 * FIGURE_DPI / 72 >= SMALLEST_TEXT_PX, (
+            f"{thumbnail['src']}: shown at {scale:.2f} of its size, its text under {SMALLEST_TEXT_PX} px; crop it with "
+            "notebook metadata blog.thumbnail (`make check` names a crop that fits), then `make inline`")
 
 
 def test_no_one_entry_contents_and_no_citation_that_repeats_its_author(rendered_site):

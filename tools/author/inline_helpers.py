@@ -28,7 +28,8 @@ import nbformat
 
 from tools.core import numerics
 from tools.core.notebooks import (
-    REPO_ROOT, SETUP_TAG, NotebookError, blog_metadata, has_tag, parse_cell, site_config, sync_posts,
+    REPO_ROOT, SETUP_TAG, NotebookError, blog_metadata, code_cells, describe_cell, has_tag, parse_cell, site_config,
+    sync_posts,
 )
 from tools.author.post_links import repository_url
 
@@ -193,6 +194,9 @@ def in_words(items):
     return " and ".join(items) if len(items) < 3 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
+SECTION, NUMERIC_PATH, PACKAGES = "# ---- {} ----", "numeric path", "packages"  # the setup cell's parts
+
+
 def setup_source(helpers, root=REPO_ROOT, packages=(), repo_url=None):
     """The exact text of the generated setup cell for these helpers and the packages the post imports."""
     names = in_words(helpers)
@@ -203,11 +207,11 @@ def setup_source(helpers, root=REPO_ROOT, packages=(), repo_url=None):
         f"# Generated from {names} of {repo_url or repository_url()}; edit those files, not this cell.",
     ]
     if "_spread.py" in helpers:  # a post that shows its spread runs on the path the spread calls pinned
-        parts += ["", "# ---- numeric path ----", numerics.setup_block()]
+        parts += ["", SECTION.format(NUMERIC_PATH), numerics.setup_block()]
     if packages:
-        parts += ["", "# ---- packages ----", packages_block(packages)]
+        parts += ["", SECTION.format(PACKAGES), packages_block(packages)]
     for name in helpers:
-        parts += ["", f"# ---- {name} ----", inlined_text(name, root).rstrip("\n")]
+        parts += ["", SECTION.format(name), inlined_text(name, root).rstrip("\n")]
     return "\n".join(parts)
 
 
@@ -237,8 +241,77 @@ def setup_drift(nb, root=REPO_ROOT):
     if len(cells) != 1:
         return f"declares {declared_helpers(nb)} but has {len(cells)} generated setup cells (expected 1)"
     if cells[0].source != expected:
-        return f"setup cell differs from the current {in_words(declared_helpers(nb))} (or the pins it installs)"
+        causes = drift_causes(nb, cells[0].source, expected, root)
+        return "setup cell " + (", and ".join(causes) if causes else
+                                f"differs from the current {in_words(declared_helpers(nb))} (or the pins it installs)")
     return None
+
+
+def setup_sections(source):
+    """{part: its text} of a setup cell: "header" (its first lines), then the numeric path, the packages
+    and each helper, as setup_source() writes them."""
+    known = {SECTION.format(name): name for name in (NUMERIC_PATH, PACKAGES, *HELPERS)}
+    found, name, lines = {}, "header", []
+    for line in source.split("\n") + [None]:
+        if line is None or line in known:
+            found[name] = "\n".join(lines).strip("\n")
+            name, lines = known.get(line), []
+        else:
+            lines.append(line)
+    return found
+
+
+def installed_pins(packages_text):
+    """{distribution: version} that a setup cell's packages block installs where missing."""
+    match = re.search(r"_not_installed\((\{.*?\})\)", packages_text or "")
+    try:
+        return dict(ast.literal_eval(match.group(1))) if match else {}
+    except (ValueError, SyntaxError, TypeError):
+        return {}
+
+
+def importers(nb, distribution, helpers, root=REPO_ROOT):
+    """Who imports the pinned `distribution`, in words: ["cell 7 (code) imports yaml", "_pen.py imports …"]."""
+    def modules_of(source):
+        return sorted(module for module in imported_modules(source)
+                      if normalised(DISTRIBUTION_OF.get(module, module)) == normalised(distribution))
+    found = [(describe_cell(number, cell), modules_of(cell.source)) for number, cell in code_cells(nb)
+             if not has_tag(cell, SETUP_TAG)]
+    found += [(name, modules_of(helper_text(name, root))) for name in helpers]
+    return [f"{who} imports {in_words(modules)}" for who, modules in found if modules]
+
+
+def drift_causes(nb, source, expected, root=REPO_ROOT):
+    """What makes the setup cell `source` differ from the `expected` one, each named: a helper (or its copy)
+    edited, a helper declared or dropped, a package a cell now imports or no longer does, a pin changed."""
+    now, wanted = setup_sections(source), setup_sections(expected)
+    helpers = declared_helpers(nb)
+    causes = []
+    edited = [name for name in helpers if name in now and now[name] != wanted[name]]
+    if edited:
+        causes.append(f"differs from the current {in_words(edited)} (the helper, or its copy in the cell, was "
+                      "edited since `make inline` copied it)")
+    missing = [name for name in helpers if name not in now]
+    if missing:
+        causes.append(f"lacks {in_words(missing)}, which metadata blog.helpers declares")
+    extra = [name for name in now if name in HELPERS and name not in helpers]
+    if extra:
+        causes.append(f"still holds {in_words(extra)}, which metadata blog.helpers no longer declares")
+    have, need = installed_pins(now.get(PACKAGES)), installed_pins(wanted.get(PACKAGES))
+    for name, version in need.items():
+        if name not in have:
+            who = importers(nb, name, helpers, root)
+            causes.append(f"does not install {name}=={version} ({in_words(who) or 'the post imports it'})")
+        elif have[name] != version:
+            causes.append(f"installs {name}=={have[name]}, not requirements.txt's {name}=={version}")
+    gone = [f"{name}=={version}" for name, version in have.items() if name not in need]
+    if gone:
+        causes.append(f"still installs {in_words(gone)}, which no cell or helper imports any more")
+    if NUMERIC_PATH in wanted and now.get(NUMERIC_PATH) != wanted[NUMERIC_PATH]:
+        causes.append("differs from tools/core/numerics.py's numeric-path block")
+    if not causes and now.get("header") != wanted.get("header"):
+        causes.append("has other first lines (they name its helpers and _quarto.yml's website.repo-url)")
+    return causes
 
 
 def inline(nb, root=REPO_ROOT):

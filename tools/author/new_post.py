@@ -2,7 +2,9 @@
 
 A post needs the same skeleton every time, and every piece of it is checked by
 `make check`: front matter, the generated setup cell, a `parameters` cell with smoke
-values, pinned data, captioned figures, a Conclusion and a build-information cell.
+values, pinned data, captioned figures, a thumbnail small enough to read in the home
+page's listing (a part of the first figure: metadata `blog.thumbnail`), a Conclusion
+and a build-information cell.
 Writing that by hand invites small omissions, so this tool writes it. What only
 the author can supply (the description, the real captions, the data revision, the
 outputs of a real run) is left as a marked placeholder that `make check` names
@@ -82,6 +84,13 @@ DATA = '''# Data: download at a full 40-hex commit revision and print the file's
 # with open(path, "rb") as stream:
 #     print(f"sha256 {hashlib.sha256(stream.read()).hexdigest()}")'''
 
+# The home page's listing shows a part of the first figure, small enough to read there (at most 381 x 183 px,
+# tools/author/post_links.py); the whole of it would not be. figure(6, 3.2) stores about 590 x 340 px (110 dpi,
+# trimmed to its ink; 660 x 352 at most), so the top left 324 x 170. The author moves the crop onto the part
+# worth showing and writes its alt text; `make check` gives the crop that fits if a figure outgrows it.
+THUMBNAIL = {"figure": "fig-first", "crop": [0, 0, 0.55, 0.5],
+             "alt": f"{PLACEHOLDER}: what this part of the first figure shows, for someone who cannot see it."}
+
 FIGURE = f'''#| label: fig-first
 #| fig-cap: "{PLACEHOLDER}: what the reader should see in this figure."
 #| fig-alt: "{PLACEHOLDER}: the figure described for someone who cannot see it."
@@ -145,7 +154,8 @@ def scaffold(title, day, root=REPO_ROOT):
     """The notebook of a new post titled `title`, dated `day`, with `root`'s helpers inlined."""
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    blog_metadata(nb).update(helpers=["_results.py", "_style.py", "_arch.py"], smoke_parameters={"epochs": 1})
+    blog_metadata(nb).update(helpers=["_results.py", "_style.py", "_arch.py"], smoke_parameters={"epochs": 1},
+                             thumbnail=dict(THUMBNAIL))
     parameters = nbformat.v4.new_code_cell(PARAMETERS, metadata={"tags": [PARAMETERS_TAG]})
     nb.cells = [
         front_matter_cell(title, day),
@@ -257,8 +267,9 @@ def main(argv=None):
         print(error, file=sys.stderr)
         return 1
     print(f"created {shown(path)}")
-    print(f"next: open it (make lab), fill in the {PLACEHOLDER}s, then `make smoke POST={path.parent.name}`, "
-          f"`make execute POST={path.parent.name}` and `make check`")
+    print(f"next: open it (make lab), fill in the {PLACEHOLDER}s (the thumbnail's part of a figure and its alt text "
+          f"are in notebook metadata blog.thumbnail), then `make smoke POST={path.parent.name}`, "
+          f"`make execute POST={path.parent.name}`, `make bind POST={path.parent.name} WRITE=1` and `make check`")
     return 0
 
 

@@ -19,13 +19,22 @@ box as fractions of the figure's width and height, and the alt text of that part
 (the figure's own describes all of it); the thumbnail is then that part (byte for
 byte what Pillow writes, the same on every run).
 
+The listing shows each thumbnail whole in a small box (LISTING_BOX), so a large one is
+shrunk until its text is too small to read. `thumbnail_problem` says so from the PNG's
+own size, with the `blog.thumbnail` crop that fits, and `duplicate_thumbnail` names a
+post that shows the same picture; `make check` runs both (the rule is the one
+tests/test_rendered_site.py measures in Chromium).
+
 It also writes each post's place in the series (tools/author/series.py): its part number and
 the links to the previous and next post, from the order in posts/_series.yml.
 """
 import argparse
 import base64
 import io
+import json
+import math
 import re
+import struct
 import sys
 from pathlib import Path
 
@@ -38,6 +47,15 @@ from tools.core.notebooks import (
 from tools.author.series import series_drift, write_series
 
 THUMBNAIL = "thumbnail.png"
+# The home page's listing (index.qmd) shows each thumbnail whole (object-fit: contain, assets/theme.scss) in a
+# box LISTING_BOX CSS px wide and tall: its height is index.qmd's `image-height`; its width, 30 % of the
+# listing's row at the 1280 px desktop tests/test_rendered_site.py uses (259 px in Quarto 1.7's grid), less a
+# margin. Figures are drawn at FIGURE_DPI (_style.py) with text of SMALLEST_TEXT_PT or more; shown at `scale`
+# of its size (the smaller of box / picture, across and down), that text is SMALLEST_TEXT_PT * FIGURE_DPI / 72
+# * scale CSS px, and under SMALLEST_TEXT_PX nobody reads it.
+LISTING_BOX = (250, 120)
+FIGURE_DPI, SMALLEST_TEXT_PT, SMALLEST_TEXT_PX = 110, 8, 8
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 def website_setting(name, root=REPO_ROOT):
@@ -82,6 +100,12 @@ def stored_figures(nb):
     return figures
 
 
+def figure_labels(nb):
+    """The label of every figure cell (`#| label: fig-…`), whether it holds an image or not."""
+    labels = (str(cell_options(cell).get("label", "")) for cell in nb.cells if cell.cell_type == "code")
+    return [label for label in labels if label.startswith("fig-")]
+
+
 def thumbnail_choice(nb):
     """(label or None, crop box or None, alt or None) from metadata blog.thumbnail: a label, or
     {"figure", "crop", "alt"}."""
@@ -122,12 +146,83 @@ def thumbnail_figure(nb):
     chosen, crop, crop_alt = thumbnail_choice(nb)
     if chosen:
         match = [figure for figure in figures if figure[0] == chosen]
+        if not match and chosen in figure_labels(nb):
+            return None  # its cell has not run yet (a new post): no thumbnail until it has
         if not match:
             raise NotebookError(f"metadata blog.thumbnail names {chosen!r}, but no figure cell with that label "
                                 f"holds a stored image (figures with images: {[f[0] for f in figures]})")
         label, png, alt = match[0]
         return (label, cropped_png(png, crop), crop_alt.strip()) if crop else match[0]
     return figures[0] if figures else None
+
+
+def png_size(png):
+    """(width, height) in pixels from a PNG's header (no image library needed), or None for bytes that are no PNG."""
+    if len(png) >= 24 and png[:8] == PNG_SIGNATURE and png[12:16] == b"IHDR":
+        return struct.unpack(">II", png[16:24])
+    return None
+
+
+def largest_legible_thumbnail():
+    """(width, height) in pixels of the largest thumbnail whose smallest text the listing shows at
+    SMALLEST_TEXT_PX or more: (381, 183)."""
+    most = SMALLEST_TEXT_PT * FIGURE_DPI / 72 / SMALLEST_TEXT_PX  # picture pixels per box pixel at the limit
+    return tuple(math.floor(side * most + 1e-9) for side in LISTING_BOX)
+
+
+def shown_text_px(size):
+    """How tall, in CSS px, the listing draws a SMALLEST_TEXT_PT text of a picture `size` pixels large."""
+    scale = min(box / side for box, side in zip(LISTING_BOX, size))
+    return SMALLEST_TEXT_PT * FIGURE_DPI / 72 * scale
+
+
+def fitting_crop(crop, figure_size, most):
+    """`crop` (fractions of the figure; None: all of it) narrowed from its right and bottom edges until the
+    part it cuts is at most `most` pixels across and down."""
+    crop = list(crop or [0, 0, 1, 1])
+    for start, end, side, limit in ((0, 2, figure_size[0], most[0]), (1, 3, figure_size[1], most[1])):
+        if (crop[end] - crop[start]) * side > limit - 1:
+            crop[end] = round(crop[start] + math.floor((limit - 1) / side * 1000) / 1000, 3)
+    return [int(x) if float(x).is_integer() else x for x in crop]
+
+
+def thumbnail_problem(nb):
+    """Why the post's thumbnail (thumbnail.png) would be too small to read in the listing, naming the setting
+    that fixes it (metadata blog.thumbnail, with a crop that fits); None when it reads, or there is no figure yet.
+
+    Bytes that are no PNG are left alone: no run stores them, and the seal names outputs edited by hand."""
+    figure = thumbnail_figure(nb)
+    size = png_size(figure[1]) if figure else None
+    most = largest_legible_thumbnail()
+    if size is None or (size[0] <= most[0] and size[1] <= most[1]):
+        return None
+    label, crop, alt = thumbnail_choice(nb)
+    whole = next((png_size(png) for name, png, _ in stored_figures(nb) if name == figure[0]), None) or size
+    setting = {"figure": figure[0], "crop": fitting_crop(crop, whole, most),
+               "alt": alt or "what that part shows, for someone who cannot see it"}
+    what = f"a part of {figure[0]}" if crop else f"all of {figure[0]}" + ("" if label else ", the first figure")
+    return (f"{what}, {size[0]}\u00d7{size[1]} px: the home page's listing shrinks it into a "
+            f"{LISTING_BOX[0]}\u00d7{LISTING_BOX[1]} px box, where its {SMALLEST_TEXT_PT} pt text reads at "
+            f"{shown_text_px(size):.1f} px (under {SMALLEST_TEXT_PX}); a thumbnail must be at most "
+            f"{most[0]}\u00d7{most[1]} px. Show a part of the figure: set notebook metadata blog.thumbnail to "
+            f"{json.dumps(setting, ensure_ascii=False)} (crop: left, top, right, bottom, fractions of the "
+            "figure; move it onto the part worth showing), then `make inline`")
+
+
+def duplicate_thumbnail(nb, post_dir):
+    """What says which other post's thumbnail.png is the same picture as this post's, or None (the listing
+    would show two posts alike)."""
+    figure = thumbnail_figure(nb)
+    if not figure or png_size(figure[1]) is None:
+        return None
+    post_dir = post_folder(post_dir)
+    same = sorted(other.parent.name for other in post_dir.parent.glob(f"*/{THUMBNAIL}")
+                  if other.parent.name != post_dir.name and other.read_bytes() == figure[1])
+    if not same:
+        return None
+    return (f"the same picture as {same[0]}'s {THUMBNAIL}, so the home page's listing would show two posts "
+            "alike; choose another figure, or another part of one, in notebook metadata blog.thumbnail, then "
+            "`make inline`")
 
 
 def card_alt(alt):

@@ -17,6 +17,8 @@ This tool refuses such a post, naming the post, the cell and what to do:
 - front matter without title, description, date or categories, with an impossible
   date or a `draft` that is not a boolean, or without the generated Colab, GitHub
   and download links; a figure without a label, caption or alt text;
+- a thumbnail the home page's listing would shrink until its text cannot be read (the
+  message gives the `blog.thumbnail` crop that fits), or one that is another post's;
 - a post that shows its spread without a spread.json beside it, a report edited, made
   from other code, or around other page results; a bound number stated as fact in the
   prose though the report's runs show it otherwise (tools/measure/spread_report.py);
@@ -24,7 +26,8 @@ This tool refuses such a post, naming the post, the cell and what to do:
   front matter, included files) that reads as a result but is not bound to one the
   run recorded, or is bound and disagrees with it (tools/numbers/bindings.py);
 - a data download not pinned to a full 40-hex commit revision, however imported;
-- a TODO placeholder left by `make new` in the prose, front matter or a caption;
+- a TODO placeholder left by `make new` in the prose, front matter, a caption or the
+  thumbnail's alt text (metadata blog.thumbnail);
 - outputs from a smoke run (overridden parameters), with no provenance at all, or
   with provenance naming data the code never downloads;
 - a post folder without `index.ipynb` (e.g. `Index.ipynb`), which every tool skips.
@@ -50,7 +53,7 @@ from tools.live.ablation_report import REPORT, report_problems
 from tools.core.seal import check_provenance, check_seal
 from tools.author.export_cells import EXPORTS, export_drift, sources_of
 from tools.author.inline_helpers import setup_drift
-from tools.author.post_links import links_drift, repository_url
+from tools.author.post_links import THUMBNAIL, duplicate_thumbnail, links_drift, repository_url, thumbnail_problem
 from tools.core.printed import data_digests, printed_devices, printed_digests
 from tools.live.reader_files import EXPORT_FLAG, EXPORTED, published_dir
 from tools.core.notebooks import (
@@ -92,9 +95,9 @@ def check_post(path, root=REPO_ROOT):
     except NotebookError as error:  # YAML that does not parse, a date such as 2026-13-45: the other checks still run
         draft = False
         problems.append(Problem(post_name(path), "cell 1 (front matter)", str(error)))
-    for check in (check_cell_options, check_front_matter, check_links, check_provenance, check_seal, check_execution,
-                  check_outputs_against_provenance, check_published_reader, check_setup, check_exports, check_reports,
-                  check_spread, check_imports,
+    for check in (check_cell_options, check_front_matter, check_links, check_thumbnail, check_provenance, check_seal,
+                  check_execution, check_outputs_against_provenance, check_published_reader, check_setup, check_exports,
+                  check_reports, check_spread, check_imports,
                   check_figures, check_placeholders, check_revisions, check_prose_numbers):
         try:
             problems += [Problem(post_name(path), where, what) for where, what in check(nb, Path(path), root)]
@@ -140,6 +143,14 @@ def check_links(nb, path, root):
         drift = links_drift(nb, path.parent, repository_url(root))  # the folder, so its thumbnail is compared too
         if drift:
             yield "cell 1 (front matter)", f"{drift}; run `make inline`"
+
+
+def check_thumbnail(nb, path, root):
+    """The listing's picture of the post: its text readable at the size the home page shows it, and no other
+    post's picture (the rules tests/test_rendered_site.py measures in a browser, read here from the PNG)."""
+    for problem in (thumbnail_problem(nb), duplicate_thumbnail(nb, path.parent)):
+        if problem:
+            yield THUMBNAIL, problem
 
 
 def check_outputs_against_provenance(nb, path, root):
@@ -384,6 +395,10 @@ def check_placeholders(nb, path, root):
             unwritten = [name for name, value in cell_options(cell).items() if PLACEHOLDER in str(value)]
             if unwritten:
                 yield describe_cell(number, cell), f"placeholder {PLACEHOLDER} left in {', '.join(unwritten)}; write it"
+    chosen = blog_metadata(nb).get("thumbnail")
+    if isinstance(chosen, dict) and PLACEHOLDER in str(chosen.get("alt", "")):
+        yield "notebook metadata", (f"placeholder {PLACEHOLDER} left in blog.thumbnail's alt, the thumbnail's alt "
+                                    "text; write it (what the part of the figure it shows holds), then `make inline`")
 
 
 def check_revisions(nb, path, root):

@@ -39,7 +39,7 @@ from pathlib import Path
 
 from tools.core import numerics
 from tools.run import standin_data
-from tools.run.execute_posts import ExecutionFailed, execute_copy, execute_in_place
+from tools.run.execute_posts import ExecutionFailed, execute_copy, execute_in_place, refuse_stale_setups
 from tools.core.notebooks import (
     REPO_ROOT, NotebookError, assigned_names, blog_metadata, find_posts, parameters_cell, post_name, read_notebook,
 )
@@ -191,6 +191,7 @@ def main(argv=None):
         if args.estimate:
             print(f"[{post_name(path)}] {cost_line(read_notebook(path), count, args.jobs)}")
             return 0
+        refuse_stale_setups([path])  # before an hour of runs: the re-run of the page at their end would refuse it
         spread(path, count, args.jobs)
     except (NotebookError, ExecutionFailed, standin_data.DataError) as error:
         print(error, file=sys.stderr)

@@ -55,12 +55,13 @@ from traitlets import default
 
 from tools.core import numerics
 from tools.run import standin_data
-from tools.numbers.bindings import rewrite_notebook
+from tools.numbers.bindings import recorded_results, rewrite_notebook
+from tools.author.inline_helpers import helper_problems, setup_drift
 from tools.core.data_sources import HUB_DATA, STAND_IN_DATA
 from tools.core.notebooks import (
     INJECTED_TAG, NO_DOWNLOAD, NotebookError, assigned_names, blog_metadata, cannot_write, cell_key, code_cells,
     describe_cell, download_calls, find_posts, folders_without_notebook, parameters_cell, parsed_code_cells,
-    post_name, read_notebook, record_seal, write_notebook_atomically,
+    post_name, read_notebook, record_seal, unreadable_file, write_notebook_atomically,
 )
 
 PROBE_TAG = "provenance-probe"
@@ -383,9 +384,43 @@ def writable_folder_problem(path):
     return None
 
 
+def stale_setup(nb, name):
+    """`name: why; run make inline` when the post's generated setup cell is out of step with its helpers or
+    with the packages its cells import (tools/author/inline_helpers.py), or None. A run would execute the old
+    helper code (or lack a package), and `make check` would refuse its outputs only afterwards."""
+    try:
+        drift = setup_drift(nb)
+    except NotebookError as error:  # blog.helpers names an unknown helper: the message says what to declare
+        return f"{name}: {error}; nothing was run"
+    except (OSError, UnicodeDecodeError) as error:
+        drift = next(iter(helper_problems()), None) or unreadable_file(error, nb)
+    if drift:
+        return f"{name}: {drift}; run `make inline` (it rewrites the setup cell), then run this again; nothing was run"
+    return None
+
+
+def refuse_stale_setups(paths):
+    """Before anything runs: ExecutionFailed naming each of the posts at `paths` whose setup cell is stale."""
+    stale = [problem for problem in (stale_setup(read_notebook(path), post_name(path)) for path in paths) if problem]
+    if stale:
+        raise ExecutionFailed("\n".join(stale))
+
+
+def say_results(executed, name, echo):
+    """Show what the run recorded with result() (_results.py), `name = value`: the numbers the prose may quote."""
+    records, _ = recorded_results(executed)
+    if records:
+        echo(f"[{name}] {len(records)} result(s) recorded (bind them in the prose: `make bind`):")
+    for record in records.values():
+        echo(f"  {record.name} = {record.text}" + ("  (reference)" if record.reference else ""))
+
+
 def execute_in_place(path, *, offline=False, kernel_retries=1, echo=print):
     name = post_name(path)
     nb = read_notebook(path)
+    refusal = stale_setup(nb, name)
+    if refusal:
+        raise ExecutionFailed(refusal)
     unwritable = writable_folder_problem(Path(path))
     if unwritable:
         raise ExecutionFailed(f"{name}: {unwritable}; nothing was run")
@@ -403,6 +438,7 @@ def execute_in_place(path, *, offline=False, kernel_retries=1, echo=print):
                               ) from None
     seconds = blog_metadata(current)["provenance"]["duration_s"]
     echo(f"[{name}] done in {seconds} s; outputs saved")
+    say_results(executed, name, echo)
     if rewrites:
         echo(f"[{name}] the run changed {len(rewrites)} sentence(s) of the prose; reread them:")
     for where, old, new in rewrites:
@@ -429,6 +465,7 @@ def main(argv=None):
         posts = args.notebooks or find_posts(args.post, every_match=args.all)
         if not args.notebooks:
             say_skipped_folders()
+        refuse_stale_setups(posts)
         for number, path in enumerate(posts, start=1):
             print(f"== post {number}/{len(posts)}: {post_name(path)}", flush=True)
             execute_in_place(path, offline=args.offline, kernel_retries=args.kernel_retries,

@@ -20,7 +20,7 @@ from pathlib import Path
 import nbformat
 
 from tools.run import standin_data
-from tools.run.execute_posts import ExecutionFailed, execute_copy, say_skipped_folders
+from tools.run.execute_posts import ExecutionFailed, execute_copy, refuse_stale_setups, say_skipped_folders, stale_setup
 from tools.core.notebooks import (
     NotebookError, assigned_names, blog_metadata, find_posts, parameters_cell, post_name, read_notebook,
 )
@@ -46,6 +46,9 @@ def smoke_run(path, *, time_limit=DEFAULT_TIME_LIMIT_S, device="cpu", echo=print
     """
     path = Path(path)
     nb = read_notebook(path)
+    refusal = stale_setup(nb, post_name(path))  # before the stand-in data is built or a kernel started
+    if refusal:
+        raise ExecutionFailed(refusal)
     overrides = smoke_parameters(nb, device)
     standin_data.build()
     env = {**standin_data.offline_environment(), "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
@@ -69,6 +72,7 @@ def main(argv=None):
     try:
         posts = find_posts(args.post, every_match=args.all)
         say_skipped_folders()
+        refuse_stale_setups(posts)
         for number, path in enumerate(posts, start=1):
             print(f"== smoke run {number}/{len(posts)}: {post_name(path)}", flush=True)
             executed = smoke_run(path, time_limit=args.time_limit, device=args.device,
