@@ -100,9 +100,12 @@ test-fast: $(READY)  ## the tests that run no notebook
 # POST as one shell word whatever it holds (spaces, quotes, $): make execute POST="it's" is looked up, not parsed.
 POST_ARGUMENT = $(if $(value POST),'--post=$(subst ','\'',$(value POST))')
 
-execute: $(READY)  ## re-run posts in place and save their outputs: make execute [POST=slug-part [ALL=1]] [OFFLINE=1]
+# A run first brings the setup cells in line with the helpers (make inline says what it rewrote), and
+# afterwards writes the links and the thumbnail from the new run's figures: no extra step for the author.
+execute: inline  ## re-run posts in place and save their outputs: make execute [POST=slug-part [ALL=1]] [OFFLINE=1]
 	$(if $(OFFLINE),$(PY) -m tools.run.standin_data)
 	$(PY) -m tools.run.execute_posts $(POST_ARGUMENT) $(if $(ALL),--all) $(if $(OFFLINE),--offline)
+	$(PY) -m tools.author.post_links
 
 check: $(READY)  ## publishing checks: stale or missing outputs, errors, drifted setup, unquoted numbers, …
 	$(PY) -m tools.check.check_posts $(POST_ARGUMENT) $(if $(ALL),--all)
