@@ -543,7 +543,7 @@ def unpinned_reason(call, literals):
 
 def check_prose_numbers(nb, path, root):
     """Every number a reader reads is bound to the run or marked, and agrees (tools/bindings.py)."""
-    return bindings.problems_of(nb, Path(path).parent)
+    return bindings.problems_of(nb, Path(path).parent, root)
 
 
 def main(argv=None):
