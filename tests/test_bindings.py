@@ -366,6 +366,9 @@ def test_a_key_given_twice_in_the_front_matter_is_refused(tmp_path):
     write_notebook_atomically(nb, path)
     problems = [str(problem) for problem in check_notebook(path)]
     assert len(problems) == 1 and "front matter" in problems[0] and "title is given twice" in problems[0], problems
+    from tools.bindings import repeated_keys
+    nb.cells[0].source = '---\ntitle: "A post"\nloop: &x [*x]\nsection: {key: 1, key: 2}\n---'
+    assert repeated_keys(nb) == ["section.key"]  # an alias that holds itself is walked once
 
 
 def test_a_meta_shortcode_is_read_as_its_value(tmp_path):

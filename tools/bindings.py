@@ -281,9 +281,12 @@ def repeated_keys(nb):
         node = yaml.compose(head.group(1), Loader=yaml.SafeLoader)
     except (yaml.YAMLError, ValueError):
         return []  # the front matter check names it
-    repeated, pending = [], [(node, "")]
+    repeated, pending, visited = [], [(node, "")], set()
     while pending:
         node, path = pending.pop()
+        if id(node) in visited:  # an alias: its keys were counted where its anchor stands (a: &x [*x] too)
+            continue
+        visited.add(id(node))
         if isinstance(node, yaml.MappingNode):
             seen = set()
             for key, value in node.value:
