@@ -414,3 +414,14 @@ def test_odd_unicode_never_raises():
         nb.cells[-1].source = text
         prose_prob = prose_problems(nb)
         assert all(isinstance(what, str) and "\n" not in where for where, what in prose_prob)
+
+
+@pytest.mark.parametrize("text", ["[a](" * 30000, "<!--=" * 30000, "{{< meta " * 30000, " " * 100000 + "---x",
+                                  "<!-- x -->9 " * 20000])
+def test_a_pathological_cell_is_read_in_linear_time(text):
+    """Each of these took minutes (a regex retrying from every unclosed opening); `make check` must not hang."""
+    import time
+    from tools.bindings import bindings_in
+    began = time.monotonic()
+    bindings_in(text)
+    assert time.monotonic() - began < 10

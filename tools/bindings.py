@@ -19,6 +19,7 @@ state a setting next to its name ("over 8 epochs" with `epochs = 8` in the param
 The values `{{< meta key >}}` and `{{< var key >}}` put on the page are read where they appear.
 """
 import ast
+import bisect
 import difflib
 import math
 import re
@@ -32,12 +33,12 @@ from tools.notebooks import (
     FRONT_MATTER, REPO_ROOT, CellOptionsError, cell_options, code_cells, describe_cell, front_matter, joined,
     parameters_cell,
 )
-from tools.prose_numbers import COMMENT, NUMBER, decimal_of, numbers_in, unit_of
+from tools.prose_numbers import NUMBER, comment_spans, decimal_of, numbers_in, unit_of, without_comments
 
 RESULT_KEY = "reading-digits/result"  # as _results.py writes it
 MARKER = re.compile(r"<!--\s*(?:(?P<kind>=|~|ref=|ref~|set=)\s*(?P<name>[A-Za-z_][A-Za-z0-9_.]*)|"
                     r"(?P<text>text)(?:\s*:\s*(?P<fact>[^<>\n]*?))?)\s*-->")
-MARKER_LIKE = re.compile(r"<!--\s*(?:=|~|ref|set|text)[^>]*?-->")
+MARKER_LIKE = re.compile(r"<!--\s*(?:=|~|ref|set|text)")  # the start of a comment meant as a marker
 MAX_GAP = 40  # characters between a number and its marker: its unit, a closing $, a word or two
 FRONT_MATTER_READ = ("title", "subtitle", "description", "abstract", "image-alt", "categories", "keywords")
 CAPTION_OPTIONS = ("fig-cap", "fig-alt", "fig-subcap", "tbl-cap", "tbl-subcap", "lst-cap", "cap")
@@ -191,7 +192,7 @@ def shortcode_values(found, matter, post_dir, root):
                "var": lambda: variables_source(root)}
     loaded = {}
     for place in found:
-        for match in SHORTCODE.finditer(COMMENT.sub("", place.text)):
+        for match in SHORTCODE.finditer(without_comments(place.text)):
             kind, key = match.group(1), match.group(2).strip("\"'")
             where = f"{place.where} {{{{< {kind} {key} >}}}}"
             if kind == "env":
@@ -306,16 +307,17 @@ def repeated_keys(nb):
 def bindings_in(text):
     """([Bound] for every result-like or marked number in `text`, [problems with the markers])."""
     numbers = numbers_in(text)
+    starts, ends = [number.start for number in numbers], [number.end for number in numbers]
     problems, bound, split = [], {}, set()
     for marker in MARKER.finditer(text):
-        inside = [number for number in numbers if number.start < marker.start() < number.end]
-        if inside:
-            problems.append(f"the marker {marker.group()} stands inside {inside[0].read}, which is read whole; "
+        last = bisect.bisect_left(starts, marker.start()) - 1  # the last number that starts before it
+        if last >= 0 and numbers[last].end > marker.start():
+            problems.append(f"the marker {marker.group()} stands inside {numbers[last].read}, which is read whole; "
                             "put the marker after the number and its unit")
-            split.add(id(inside[0]))  # said once: not also "not bound"
+            split.add(id(numbers[last]))  # said once: not also "not bound"
             continue
-        before = [number for number in numbers if number.end <= marker.start()]
-        target = before[-1] if before else None
+        before = bisect.bisect_right(ends, marker.start())
+        target = numbers[before - 1] if before else None
         gap = text[target.end:marker.start()] if target else ""
         if target is None or re.search(r"\d", MARKER.sub("", gap)) or "\n" in gap or len(gap) > MAX_GAP:
             problems.append(f"the marker {marker.group()} follows no number on its line (it must come right "
@@ -328,9 +330,10 @@ def bindings_in(text):
             bound[id(target)] = Bound(target, "text", " ".join((marker.group("fact") or "").split()))
         else:
             bound[id(target)] = Bound(target, marker.group("kind"), marker.group("name"))
-    for stray in MARKER_LIKE.finditer(text):
-        if not MARKER.fullmatch(stray.group()):
-            problems.append(f"{stray.group()} is not a marker; write <!--=name-->, <!--~name-->, <!--ref=name-->, "
+    for start, end in comment_spans(text):
+        stray = text[start:end]
+        if MARKER_LIKE.match(stray) and not MARKER.fullmatch(stray):
+            problems.append(f"{stray} is not a marker; write <!--=name-->, <!--~name-->, <!--ref=name-->, "
                             f"<!--ref~name-->, <!--set=name--> or {TEXT_HOW}")
     listed = [bound.get(id(number)) or Bound(number, "", "") for number in numbers
               if id(number) in bound or number.result_like and id(number) not in split]
@@ -342,7 +345,7 @@ def bindings_in(text):
 def shown(number, text):
     """The number as the reader sees it, with its unit: "87.9 %"; and as written where that differs
     ("97.2 % (written &#57;7.2 %)")."""
-    written = " ".join(COMMENT.sub("", text[number.start:number.unit_end]).split())
+    written = " ".join(without_comments(text[number.start:number.unit_end]).split())
     read = number.read or written
     if written == read or written.replace("\\", "") == read:  # a markdown or LaTeX escape: 99.9\%
         return written
@@ -424,8 +427,8 @@ def named_setting(number, text, values):
     its value equal to the parameters cell's, a word of its name within three words of it."""
     if number.word:
         return None
-    before = re.split(r"[\d.;:!?()]", COMMENT.sub("", text[:number.start]))[-1].split()[-3:]
-    after = re.split(r"[\d.;:!?()]", COMMENT.sub("", text[number.unit_end:]))[0].split()[:3]
+    before = re.split(r"[\d.;:!?()]", without_comments(text[:number.start]))[-1].split()[-3:]
+    after = re.split(r"[\d.;:!?()]", without_comments(text[number.unit_end:]))[0].split()[:3]
     near = word_stems(" ".join(before + after))
     for name, value in values.items():
         if near & word_stems(name) and is_setting(value, number):

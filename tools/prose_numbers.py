@@ -87,10 +87,11 @@ CODE_FENCES = {"python", "py", "python3", "ipython", "bash", "sh", "shell", "zsh
                "sql", "c", "cpp", "rust", "go", "java", "diff", "ini", "dockerfile"}
 BARE_NUMBER_CODE = re.compile(r"\s*[-\u2212]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?\s*(?:%|x|×)?\s*")
 ENTITY = re.compile(r"&(?:#[0-9]{1,8}|#[xX][0-9a-fA-F]{1,7}|[A-Za-z][A-Za-z0-9]{1,31});")
-COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)  # for short texts; comment_spans() for any text
 # Inline HTML that styles text without breaking it (9<b>7</b> shows 97); only its readable attributes show.
 INLINE_TAG = re.compile(r"</?(?:span|b|i|em|strong|small|big|mark|u|s|strike|del|ins|abbr|a|font|wbr|q|cite|dfn|"
                         r"kbd|var|time|data|bdi|bdo)\b[^<>]*>", re.IGNORECASE)
+ENTITY_OR_TAG = re.compile(ENTITY.pattern + "|" + INLINE_TAG.pattern, re.IGNORECASE)
 READABLE_ATTRIBUTE = re.compile(r'\b(?:alt|title|aria-label)\s*=\s*(?:"([^"]*)"|\'([^\']*)\')', re.IGNORECASE)
 EXPONENT_SIGNS = set("⁰¹²³⁴⁵⁶⁷⁸⁹⁻⁺")  # NUMBER reads them as an exponent: kept as written
 READ_AS = {"\u066a": "%", "\u066b": ".", "\u066c": ","}  # Arabic percent sign, decimal and thousands separators
@@ -168,6 +169,27 @@ class Reading:
         return self.ends[position - 1] if position > 0 else 0
 
 
+def comment_spans(text, opening="<!--", closing="-->"):
+    """[(start, end)] of every closed HTML comment (or other opening…closing span), in one pass: a regex
+    such as <!--.*?--> would scan to the end again from each unclosed one."""
+    spans, position = [], 0
+    while True:
+        start = text.find(opening, position)
+        end = text.find(closing, start + len(opening)) if start != -1 else -1
+        if end == -1:
+            return spans
+        spans.append((start, end + len(closing)))
+        position = end + len(closing)
+
+
+def without_comments(text):
+    kept, position = [], 0
+    for start, end in comment_spans(text):
+        kept.append(text[position:start])
+        position = end
+    return "".join(kept) + text[position:]
+
+
 def read_char(char):
     """One character as a reader takes it: any script's decimal digit as its ASCII digit, NFKC (a full-width
     ％, a thin or no-break space), invisible format characters (zero-width space, soft hyphen) as nothing."""
@@ -196,26 +218,27 @@ def reading(text):
             starts.append(start)
             ends.append(end)
 
-    position = 0
-    for match in re.finditer("|".join((COMMENT.pattern, ENTITY.pattern, INLINE_TAG.pattern)), text,
-                             re.DOTALL | re.IGNORECASE):
-        for index in range(position, match.start()):
+    def put_written(start, end):
+        for index in range(start, end):
             put(read_char(text[index]), index, index + 1)
-        position = match.end()
-        if match.group().startswith("<!--"):
-            continue
-        if match.group().startswith("<"):
-            shown = " ".join(value for pair in READABLE_ATTRIBUTE.findall(match.group()) for value in pair if value)
-            put("".join(read_char(char) for char in f" {shown} ") if shown else "", match.start(), match.end())
-            continue
-        decoded = html.unescape(match.group())
-        if decoded == match.group():  # not a reference HTML knows: read as written
-            for index in range(match.start(), match.end()):
-                put(read_char(text[index]), index, index + 1)
-        else:
-            put("".join(read_char(char) for char in decoded), match.start(), match.end())
-    for index in range(position, len(text)):
-        put(read_char(text[index]), index, index + 1)
+
+    position = 0
+    for comment_start, comment_end in [*comment_spans(text), (len(text), len(text))]:
+        for match in ENTITY_OR_TAG.finditer(text, position, comment_start):
+            put_written(position, match.start())
+            position = match.end()
+            if match.group().startswith("<"):
+                shown = " ".join(value for pair in READABLE_ATTRIBUTE.findall(match.group()) for value in pair
+                                 if value)
+                put("".join(read_char(char) for char in f" {shown} ") if shown else "", match.start(), match.end())
+                continue
+            decoded = html.unescape(match.group())
+            if decoded == match.group():  # not a reference HTML knows: read as written
+                put_written(match.start(), match.end())
+            else:
+                put("".join(read_char(char) for char in decoded), match.start(), match.end())
+        put_written(position, comment_start)
+        position = comment_end
     shown = "".join(chars)
     dropped = {index for match in NOT_SHOWN.finditer(shown) for index in range(*match.span())}
     if dropped:
@@ -241,8 +264,8 @@ def masked(text):
                                  inside):
             chars[start + value.start(1):start + value.end(1)] = list(value.group(1))
 
-    for comment in re.finditer(r"<!--.*?-->", text, re.DOTALL):
-        blank(*comment.span())
+    for comment in comment_spans(text):
+        blank(*comment)
     for fence in re.finditer(r"^([ \t]*)(```+|~~~+)[ \t]*\{?\.?([^\s`}]*)[^\n]*\n(.*?)^\1\2[ \t]*$", text,
                              re.DOTALL | re.MULTILINE):
         language = fence.group(3).lower()  # "=html" is raw HTML: page text, its tags blanked below
@@ -258,7 +281,7 @@ def masked(text):
             blank(code.start(), code.start(2))
             blank(code.end(2), code.end())
     current = "".join(chars)
-    link = r"\]\([^)\s]*(?:\s+(?:\"(?P<double>[^\"]*)\"|'(?P<single>[^']*)'))?\s*\)"
+    link = r"\]\([^)\s\[\]]*(?:\s+(?:\"(?P<double>[^\"]*)\"|'(?P<single>[^']*)'))?\s*\)"
     definition = r"^[ \t]{0,3}\[(?!\^)[^\]\n]+\]:[ \t]*\S+(?:[ \t]+(?:\"(?P<double>[^\"\n]*)\"|'(?P<single>[^'\n]*)'))?[ \t]*$"
     for pattern in (link, definition):  # the target is not read; a title is (a tooltip shows it)
         for match in re.finditer(pattern, current, re.MULTILINE):
@@ -267,9 +290,12 @@ def masked(text):
             if match.group(title) is not None:
                 chars[match.start(title):match.end(title)] = list(match.group(title))
     current = "".join(chars)
-    patterns = [r"\{\{<.*?>\}\}", r"\]\[[^\]]*\]", r"<https?://[^>]*>",
-                r"https?://\S+", r"\[@[^\]]*\]", r"(?<![\w.])@[\w:.-]+", r"\[\^[^\]]*\]", r"^\s*\[\^[^\]]*\]:",
-                r"^[ \t]*\d+[.)](?=[ \t])", r"^#{1,6}[ \t]+\d+(?:\.\d+)*\.?(?=\s)", r"^\s*\|?[\s:|-]*-{3,}[\s:|-]*$"]
+    for shortcode in comment_spans(current, "{{<", ">}}"):
+        blank(*shortcode)
+    patterns = [r"\]\[[^\]]*\]", r"<https?://[^>]*>",
+                r"https?://\S+", r"\[@[^\]]*\]", r"(?<![\w.])@[\w:.-]+", r"\[\^[^\]]*\]", r"^[ \t]*\[\^[^\]]*\]:",
+                r"^[ \t]*\d+[.)](?=[ \t])", r"^#{1,6}[ \t]+\d+(?:\.\d+)*\.?(?=\s)",
+                r"^(?=[ \t:|-]*---)[ \t:|-]+$"]  # a table's rule or a line: one line, no nested repeats
     for pattern in patterns:
         for match in re.finditer(pattern, current, re.MULTILINE | re.DOTALL):
             blank(*match.span())
