@@ -312,6 +312,7 @@ HONEST_FORMS = [
     "It reads 87.9\u2009%<!--=exact--> of them, 87.9&thinsp;%<!--=exact--> and 87.9\u202f%<!--=exact--> too.",
     "## Reading 3-digit numbers",
     "It reads 48<!--text: patches per canvas--> patches, one at a time, with three heads.",
+    "The original trained for 15<!--text: epochs--> epochs, this run for 8<!--set=epochs-->.",
     "The 7 on the left reads like a 1, and the 2 beside it is clear.",
     "It reads ８７.９ %<!--=exact--> of them, and 2,000<!--=held_out--> canvases in all.",
 ]

@@ -414,8 +414,8 @@ def text_problem(bound, quoted, records, values):
         marker = ("ref" if records[named].reference else "") + "="
         return (f"{quoted} is marked <!--text: {fact}-->, but {named} is a result() this run records: bind it with "
                 f"<!--{marker}{named}--> (or {marker.replace('=', '~')} to round)")
-    if named in values:
-        return f"{quoted} is marked <!--text: {fact}-->, but {named} is a setting: mark it <!--set={named}-->"
+    if named in values and is_setting(values[named], number):
+        return f"{quoted} is marked <!--text: {fact}-->, but it is the setting {named}: mark it <!--set={named}-->"
     words = [word for word in re.findall(r"[A-Za-z]{3,}", fact) if word.lower() not in VAGUE_FACTS]
     if not words:
         return f"{quoted} is marked <!--text: {fact}-->, which says nothing of what it is; write {TEXT_HOW}"
