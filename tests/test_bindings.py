@@ -330,8 +330,11 @@ def test_a_bare_text_marker_on_a_word_says_it_is_not_needed(tmp_path):
 # ---- every place the page shows text is read ------------------------------------------------------
 
 def with_front(*lines):
-    return FRONT_MATTER.replace("---\n", "---\n" + "".join(line + "\n" for line in lines), 1).replace(
-        'title: "An example post"\n', "", 1 if any(line.startswith("title:") for line in lines) else 0)
+    """The factory's front matter with `lines` added at its top; a title among them replaces the factory's."""
+    front = FRONT_MATTER
+    if any(line.startswith("title:") for line in lines):
+        front = front.replace('title: "An example post"\n', "")
+    return front.replace("---\n", "---\n" + "".join(line + "\n" for line in lines), 1)
 
 
 @pytest.mark.parametrize("front", [
