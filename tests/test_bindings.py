@@ -249,8 +249,9 @@ def test_the_readme_s_marker_examples_pass(tmp_path):
 
 
 # ---- however a number is written, it is read as the reader reads it --------------------------------
-# Each lie below passed `make check` (the numbers were hidden from the reader of the prose, not from
-# the page's reader); each honest sentence after them was refused.
+# The lies below passed `make check`: their numbers were hidden from the prose reader, not from the
+# page's reader (the U+202F and U+00A0 ones, the abbr title and two honest forms guard what already
+# held); the honest sentences after them were refused.
 
 def assert_one_problem(nb, tmp_path, *fragments, where="cell 4 (markdown)"):
     problems = problems_of(nb, tmp_path)
