@@ -27,7 +27,7 @@ def report(proposed):
                 "" if len(proposal.markers) <= 4 else f" and {len(proposal.markers) - 4} more")
         else:
             verdict = ("cannot decide: no recorded result or setting has this value; record it with result(), "
-                       "or mark it <!--text--> if it is not a result")
+                       "or mark it <!--text: what it is--> if it is not a result")
         print(f"  {proposal.where}: …{proposal.context()}…\n      {verdict}")
 
 

@@ -443,7 +443,7 @@ def unpinned_reason(call, literals):
 
 def check_prose_numbers(nb, path, root):
     """Every number a reader reads is bound to the run or marked, and agrees (tools/numbers/bindings.py)."""
-    return bindings.problems_of(nb, Path(path).parent)
+    return bindings.problems_of(nb, Path(path).parent, root)
 
 
 def main(argv=None):
