@@ -23,6 +23,9 @@ from tools.measure.spread_report import (
     shows_spread, spreads,
 )
 from tools.core.seal import seal_of, sealed
+from tools.measure.spread_report import CODE_DIGEST, legacy_code_sha256
+from tools.author.inline_helpers import SECTION
+from tools.core.notebooks import SETUP_TAG
 
 RERUNS = REPO_ROOT.parent / "shared" / "reruns"
 POSTS = [path for path in sorted(POSTS_DIR.glob("*/index.ipynb")) if shows_spread(read_notebook(path))]
@@ -81,7 +84,7 @@ def a_post(tmp_path, prose, exact="87.9", runs=("86.1", "88.0", "87.5")):
     nb = publishable(md(prose), ran("print('training')", recorded("exact", f"{exact}%", float(exact), label="read exactly"),
                                     recorded("parameters", "534,348", 534348.0)))
     path = save_post(nb, tmp_path / "posts")
-    report = sealed({"code_sha256": code_sha256(nb), "page": {"results": results_of(nb)},
+    report = sealed({"code_sha256": code_sha256(nb), "code_digest": CODE_DIGEST, "page": {"results": results_of(nb)},
                      "runs": [a_run(float(value), seed=seed) for seed, value in enumerate(runs)]})
     report_path(path.parent).write_text(json.dumps(report), encoding="utf-8")
     return nb, path
@@ -255,3 +258,53 @@ def test_make_spread_says_what_it_will_cost_before_it_starts(capsys):
     said = spread.cost_line(nb, 3, 2, cores=2)
     assert f"about {spread.expected_cost_s(recorded, 3, 2, 2) / 60:.0f} min" in said
     assert ("OVER" in said) == (spread.expected_cost_s(recorded, 3, 2, 2) > spread.BUDGET_S)
+
+
+# ---- what the spread covers: what produces results --------------------------------------------------
+
+def with_setup(nb, computing="def read(x):\n    return x", showing="def result(*a):\n    print(*a)"):
+    """The notebook with a generated setup cell of one computing and one presentation helper."""
+    source = "\n".join(["#| code-fold: true", "", SECTION.format("_results.py"), showing, "",
+                         SECTION.format("_reader.py"), computing])
+    cell = nbformat.v4.new_code_cell(source, metadata={"tags": [SETUP_TAG]})
+    nb = copy.deepcopy(nb)
+    nb.cells.insert(1, cell)
+    return nb
+
+
+def test_a_caption_or_a_presentation_helper_keeps_the_spread_and_code_that_computes_does_not():
+    nb = publishable(md("Text."), ran("#| label: fig-a\n#| fig-cap: \"Old words.\"\nplot(x)"))
+    base = with_setup(nb)
+    digest = code_sha256(base)
+    recaptioned = copy.deepcopy(base)
+    recaptioned.cells[-1].source = recaptioned.cells[-1].source.replace("Old words.", "New, better words.")
+    assert code_sha256(recaptioned) == digest, "a caption produces no result"
+    assert code_sha256(with_setup(nb, showing="def result(*a):\n    pass")) == digest, "nor does how a result shows"
+    assert code_sha256(with_setup(nb, computing="def read(x):\n    return -x")) != digest, "the reader does"
+    changed = copy.deepcopy(base)
+    changed.cells[-1].source = changed.cells[-1].source.replace("plot(x)", "plot(2 * x)")
+    assert code_sha256(changed) != digest
+    assert legacy_code_sha256(recaptioned) != legacy_code_sha256(base), "the old digest read every character"
+
+
+def test_an_old_report_is_re_keyed_only_when_it_measured_this_very_notebook(tmp_path):
+    nb, path = a_post(tmp_path, "Text.")
+    old = json.loads(report_path(path.parent).read_text())
+    del old["code_digest"]
+    old["code_sha256"] = legacy_code_sha256(nb)
+    report_path(path.parent).write_text(json.dumps(sealed({k: v for k, v in old.items() if k != "seal"})))
+    assert report_problems(nb, path.parent) == [], "an old report is read the old way"
+    assert "re-keyed" in spread.migrate_digest(path)
+    made = json.loads(report_path(path.parent).read_text())
+    assert made["code_digest"] == CODE_DIGEST and made["code_sha256"] == code_sha256(nb)
+    assert made["seal"] == seal_of(made) and made["runs"] == old["runs"]
+    assert report_problems(nb, path.parent) == []
+    assert "already" in spread.migrate_digest(path)
+
+    nb, path = a_post(tmp_path / "b", "Text.")
+    stale = json.loads(report_path(path.parent).read_text())
+    del stale["code_digest"]
+    stale["code_sha256"] = "0" * 64
+    report_path(path.parent).write_text(json.dumps(sealed({k: v for k, v in stale.items() if k != "seal"})))
+    with pytest.raises(Exception, match="cannot be re-keyed"):
+        spread.migrate_digest(path)

@@ -43,6 +43,9 @@ HELPERS = {"_results.py": [], "_spread.py": ["_results.py"], "_style.py": [], "_
 WHAT_THEY_GIVE = {"_results.py": "named results", "_spread.py": "re-run spread", "_style.py": "chart style",
                   "_arch.py": "architecture diagrams", "_reader.py": "part 2's reader",
                   "_handwriting.py": "handwriting set", "_pen.py": "pen digits"}
+# The helpers that only show or record what the post computes (named results, the spread's table, chart
+# style, diagrams): a change to them changes how a page looks, never a result, so a spread outlives it.
+PRESENTATION_HELPERS = ("_results.py", "_spread.py", "_style.py", "_arch.py")
 # Import names whose distribution is called something else; every other import is looked up by its own name.
 DISTRIBUTION_OF = {"PIL": "pillow", "yaml": "PyYAML"}
 
@@ -358,6 +361,14 @@ def regenerate(nb, path, root=REPO_ROOT):
     inline(nb, root)
     return f"setup cell regenerated; re-run `make execute POST={path.parent.name}`"
 
+
+
+def result_producing_setup(source):
+    """The parts of a setup cell that can move a result: the numeric path it pins and the helpers that compute
+    (not the packages it installs when missing, nor the presentation helpers), each as generated."""
+    sections = setup_sections(source)
+    return {name: text for name, text in sections.items()
+            if name == NUMERIC_PATH or (name in HELPERS and name not in PRESENTATION_HELPERS)}
 
 if __name__ == "__main__":
     sys.exit(main())

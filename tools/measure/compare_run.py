@@ -24,7 +24,7 @@ from tools.core.notebooks import (
 )
 from tools.numbers.prose_numbers import NUMBER
 from tools.measure.spread_report import (
-    ReportError, code_sha256, range_text, read_report, report_path, results_of, spreads,
+    ReportError, measured_this_code, range_text, read_report, report_path, results_of, spreads,
 )
 
 AGREES, DISAGREES, NOT_COMPARABLE = 0, 1, 2
@@ -47,8 +47,8 @@ def other_code(nb, page):
 
 
 def why_not_comparable(nb, path, report, page, page_path):
-    if code_sha256(nb) != report["code_sha256"]:
-        if code_sha256(page) == report["code_sha256"]:
+    if not measured_this_code(report, nb):
+        if measured_this_code(report, page):
             where = other_code(nb, page)
         else:
             where = "the page itself changed since `make spread`"

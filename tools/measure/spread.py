@@ -44,7 +44,9 @@ from tools.core.notebooks import (
     REPO_ROOT, NotebookError, assigned_names, blog_metadata, find_posts, parameters_cell, post_name, read_notebook,
 )
 from tools.core.seal import sealed
-from tools.measure.spread_report import SPREAD_REPORT, code_sha256, report_path, results_of
+from tools.measure.spread_report import (
+    CODE_DIGEST, SPREAD_REPORT, ReportError, code_sha256, legacy_code_sha256, read_report, report_path, results_of,
+)
 
 DEFAULT_RUNS = 3  # the fewest that give two numeric paths and three seeds with the page's run
 
@@ -113,6 +115,7 @@ def report(nb, runs, page_nb, name):
         "post": name,
         "made_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "code_sha256": code_sha256(nb),
+        "code_digest": CODE_DIGEST,
         "packages": provenance.get("packages"),
         "machine": provenance.get("machine"),
         "paths": numerics.PATHS,
@@ -174,6 +177,25 @@ def spread(path, count, jobs):
     print(f"[{post_name(path)}] wrote {target} (seal {made['seal'][:16]})", flush=True)
 
 
+def migrate_digest(path):
+    """Re-key a report made before CODE_DIGEST to the results-only digest, when (and only when) it measured this
+    very notebook: its old digest matches the notebook's whole code and its page results are the page's. The
+    report is re-sealed by this tool, not by hand; nothing else in it changes. Returns what it did, in words."""
+    nb = read_notebook(path)
+    target = report_path(path.parent)
+    report = read_report(target)
+    if report is None:
+        raise NotebookError(f"{post_name(path)}: no {SPREAD_REPORT} to re-key")
+    if report.get("code_digest") == CODE_DIGEST:
+        return f"{post_name(path)}: {SPREAD_REPORT} is keyed to the results-only digest already"
+    if report.get("code_sha256") != legacy_code_sha256(nb) or report["page"]["results"] != results_of(nb):
+        raise NotebookError(f"{post_name(path)}: {SPREAD_REPORT} measured other code or other page results than "
+                            "this notebook's; it cannot be re-keyed, run `make spread` again")
+    made = sealed({**report, "code_sha256": code_sha256(nb), "code_digest": CODE_DIGEST})
+    write_report(made, target)
+    return f"{post_name(path)}: {SPREAD_REPORT} re-keyed to the results-only digest (seal {made['seal'][:16]})"
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--post", required=True, help="the post whose folder name contains this")
@@ -181,6 +203,8 @@ def main(argv=None):
                                                  f"else {DEFAULT_RUNS})")
     parser.add_argument("--jobs", type=int, default=2, help="runs at a time, one CPU thread each (default 2)")
     parser.add_argument("--estimate", action="store_true", help="print what it would cost, run nothing")
+    parser.add_argument("--migrate-digest", action="store_true",
+                        help="re-key a report made before the results-only code digest (verified, runs nothing)")
     args = parser.parse_args(argv)
     try:
         [path] = find_posts(args.post)
@@ -188,12 +212,15 @@ def main(argv=None):
         if count < DEFAULT_RUNS:
             raise NotebookError(f"{count} runs cannot cover two numeric paths and three seeds; ask for "
                                 f"{DEFAULT_RUNS} or more")
+        if args.migrate_digest:
+            print(migrate_digest(path))
+            return 0
         if args.estimate:
             print(f"[{post_name(path)}] {cost_line(read_notebook(path), count, args.jobs)}")
             return 0
         refuse_stale_setups([path])  # before an hour of runs: the re-run of the page at their end would refuse it
         spread(path, count, args.jobs)
-    except (NotebookError, ExecutionFailed, standin_data.DataError) as error:
+    except (NotebookError, ExecutionFailed, ReportError, standin_data.DataError) as error:
         print(error, file=sys.stderr)
         return 1
     except KeyboardInterrupt:

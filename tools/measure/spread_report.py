@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from tools.author.inline_helpers import result_producing_setup
 from tools.core.seal import seal_of as spread_seal
 from tools.numbers.bindings import MARKER, bindings_in, places, recorded_results, sentence_around, sentence_span
 from tools.core.notebooks import INJECTED_TAG, SETUP_TAG, canonical_json, code_cells, has_tag
@@ -48,10 +49,35 @@ def read_report(path):
 
 
 
+# How code_sha256 reads the code. A report without this key was made before it (legacy_code_sha256).
+CODE_DIGEST = "results-v2"
+OPTION_LINE = re.compile(r"^#\|.*$\n?", re.MULTILINE)
+
+
 def code_sha256(nb):
-    """SHA-256 over the post's code, cell by cell; a cell of injected parameters is not the post's."""
+    """SHA-256 over what produces the post's results, cell by cell: its code cells as they run, without
+    their `#|` options (a caption, a label or a fold moves no result), and of the generated setup cell only
+    the numeric path it pins and the helpers that compute (tools/author/inline_helpers.py); a cell of
+    injected parameters is not the post's. A change to prose, a caption or a chart's style keeps the spread."""
+    parts = []
+    for _, cell in code_cells(nb):
+        if has_tag(cell, INJECTED_TAG):
+            continue
+        parts.append(result_producing_setup(cell.source) if has_tag(cell, SETUP_TAG)
+                     else OPTION_LINE.sub("", cell.source))
+    return hashlib.sha256(canonical_json(parts).encode()).hexdigest()
+
+
+def legacy_code_sha256(nb):
+    """The digest reports made before CODE_DIGEST held: every code cell's whole source."""
     sources = [cell.source for _, cell in code_cells(nb) if not has_tag(cell, INJECTED_TAG)]
     return hashlib.sha256(canonical_json(sources).encode()).hexdigest()
+
+
+def measured_this_code(report, nb):
+    """Did the report measure this notebook's code, read the way the report was made?"""
+    digest = code_sha256 if report.get("code_digest") == CODE_DIGEST else legacy_code_sha256
+    return report.get("code_sha256") == digest(nb)
 
 
 def shows_spread(nb):
@@ -113,7 +139,7 @@ def report_problems(nb, post_dir):
         return [str(error)]
     if report is None:
         return []
-    if report.get("code_sha256") != code_sha256(nb):
+    if not measured_this_code(report, nb):
         return [f"{SPREAD_REPORT} measured other code than this notebook's (a code cell changed since "
                 "`make spread`); run `make spread` again"]
     mine = results_of(nb)
