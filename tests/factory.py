@@ -9,11 +9,11 @@ import shutil
 
 import nbformat
 
-from tools.bindings import RESULT_KEY
-from tools.data_sources import STAND_IN_DATA
-from tools.inline_helpers import HELPERS, inline
-from tools.notebooks import NO_DOWNLOAD, REPO_ROOT, blog_metadata, download_calls, front_matter, record_seal, write_notebook_atomically
-from tools.post_links import repository_url, write_links, write_thumbnail
+from tools.numbers.bindings import RESULT_KEY
+from tools.core.data_sources import STAND_IN_DATA
+from tools.author.inline_helpers import HELPERS, inline
+from tools.core.notebooks import NO_DOWNLOAD, REPO_ROOT, blog_metadata, download_calls, front_matter, record_seal, write_notebook_atomically
+from tools.author.post_links import repository_url, write_links, write_thumbnail
 
 FRONT_MATTER = """---
 title: "An example post"

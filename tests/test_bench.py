@@ -1,138 +1,136 @@
-"""The training-step benchmark: the candidate computes what the frozen reference computes,
-repeats itself bit for bit, and `python -m tools.bench` runs and prints its table.
-Nothing here asserts a time."""
+"""The training-step benchmark times the posts' own `_reader.py` against the one at a git ref:
+it reads the posts' sizes, checks a changed reader computes the same losses (or says it cannot),
+counts FLOPs, and prints its table. Tiny sizes keep it fast; nothing here asserts a time."""
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
-import torch.nn.functional as F
+from torch.utils.flop_counter import FlopCounterMode
 
-from tools import bench
-from tools import bench_candidate as candidate
-from tools import bench_reference as reference
-from tools.notebooks import REPO_ROOT
+import _reader
+from tools.core.notebooks import NOTEBOOK_NAME, POSTS_DIR, REPO_ROOT, parameters_cell, read_notebook
+from tools.measure import bench
 
-POSTS = sorted(reference.POSTS)  # 1, 2, 4
+WORKING = Path(_reader.__file__).read_text(encoding="utf-8")
+FORWARD = "        return self.decode(tokens, self.encode(images))\n"
+
+
+def tiny(batch_size=4):
+    return {"config": {"width": 16, "heads": 2, "encoder_blocks": 1, "decoder_blocks": 1},
+            "recipe": {"batch_size": batch_size}, "steps_per_epoch": 10}
 
 
 @pytest.fixture(autouse=True)
 def one_thread():
     threads = torch.get_num_threads()
-    torch.set_num_threads(1)
     yield
     torch.set_num_threads(threads)
 
 
-def models_on_the_same_weights(post):
-    torch.manual_seed(0)
-    ref = reference.reader_class(post)()
-    cand = candidate.Reader(bench.candidate_config(post))
-    cand.load_state_dict(bench.candidate_state(ref.state_dict(), reference.POSTS[post]["width"]))
-    return ref, cand
+def run_against(monkeypatch, capsys, source, *args):
+    """bench.main on tiny sizes, with `source` standing in for `_reader.py` at HEAD."""
+    monkeypatch.setattr(bench, "post_sizes", lambda post: tiny())
+    monkeypatch.setattr(bench, "source_at", lambda ref: source)
+    status = bench.main(["--post", "2", "--steps", "2", "--blocks", "2", "--warmup", "1", *args])
+    out, err = capsys.readouterr()
+    return status, out, err
 
 
-@pytest.mark.parametrize("post", POSTS)
-def test_same_parameters_as_the_post(post):
-    ref, cand = models_on_the_same_weights(post)
-    counts = {name: p.numel() for name, p in cand.named_parameters()}
-    assert sum(counts.values()) == sum(p.numel() for p in ref.parameters())
-    # what the posts print: 534,348 parameters for post 1's 12 tokens, 534,541 for 13
-    assert sum(counts.values()) == {1: 534_348, 2: 534_541, 4: 534_541}[post]
+def changed(old, new):
+    assert WORKING.count(old) == 1, old  # the change must apply to today's reader
+    return WORKING.replace(old, new)
 
 
-@pytest.mark.parametrize("post", POSTS)
-def test_candidate_computes_what_the_reference_does(post):
-    same = bench.compare(post)
-    assert same["parameters"][0] == same["parameters"][1]
-    for key in ("logits", "loss", "gradients", "training loss"):
-        assert same[key] <= 1e-5, (key, same[key])
+@pytest.mark.parametrize("post", sorted(bench.POSTS))
+def test_sizes_are_the_posts_knobs(post):
+    knobs = {}
+    exec(parameters_cell(read_notebook(POSTS_DIR / bench.POSTS[post] / NOTEBOOK_NAME)).source, knobs)
+    sizes = bench.post_sizes(post)
+    assert sizes["config"] == {name: knobs[name] for name in ("width", "heads", "encoder_blocks", "decoder_blocks")}
+    assert sizes["recipe"]["batch_size"] == knobs["batch_size"]
+    assert sizes["recipe"]["learning_rate"] == knobs["learning_rate"]
+    assert _reader.Reader(_reader.ReaderConfig(**sizes["config"]))  # the exported reader takes them
 
 
-def test_the_check_notices_a_different_function(monkeypatch):
-    """One weight nudged by 1e-3 in the mapping: the comparison must see it."""
-    mapping = bench.candidate_state
-
-    def nudged(state, width):
-        state = dict(mapping(state, width))
-        state["head.bias"] = state["head.bias"] + 1e-3
-        return state
-
-    monkeypatch.setattr(bench, "candidate_state", nudged)
-    assert bench.compare(2, steps=1)["logits"] > 1e-4
-
-
-@pytest.mark.parametrize("post", POSTS)
-def test_attention_maps_agree(post):
-    """The posts' figures read the last cross-attention, averaged over heads."""
-    ref, cand = models_on_the_same_weights(post)
-    images, inputs, _ = reference.random_batch(post, 8, torch.Generator().manual_seed(3))
-    ref.eval()
-    cand.eval()
-    with torch.no_grad():
-        ref_logits, ref_weights = ref.decode(inputs, ref.encode(images), keep_attention=True)
-        cand_logits, cand_weights = cand.decode(inputs, cand.encode(images), keep_attention=True)
-        shorter = inputs[:, :2]  # greedy reading feeds the decoder fewer tokens
-        ref_short, cand_short = ref(images, shorter), cand(images, shorter)
-    assert cand_weights.shape == ref_weights.shape == (8, 4, 48)
-    torch.testing.assert_close(cand_weights, ref_weights, rtol=0, atol=1e-6)
-    torch.testing.assert_close(cand_logits, ref_logits, rtol=0, atol=1e-5)
-    torch.testing.assert_close(cand_short, ref_short, rtol=0, atol=1e-5)
+def test_bench_runs_and_prints_its_fields(monkeypatch, capsys):
+    status, out, _ = run_against(monkeypatch, capsys, WORKING)
+    assert status == 0
+    assert "1 thread" in out
+    assert "the working tree's is the same as HEAD's; timing it alone" in out
+    assert "post 2 (2026-06-25-reading-when-to-stop): width 16, 2 heads, 1+1 blocks, batch 4" in out
+    assert "timing _reader.train_one_epoch" in out
+    assert "GFLOP per training step (forward + backward, attention included): working tree " in out
+    assert "block 1/2: working tree" in out and "block 2/2: working tree" in out
+    for column in ("ms/step", "blocks min-max", "wall ms/step", "GFLOP/step", "GFLOP/s", "% of ceiling"):
+        assert column in out, column
+    assert "    working tree  " in out
+    assert "ceiling: the (192 × 16)·(16 × 64) matmul" in out  # batch 4 · 48 patches, width 16
+    assert "same losses" not in out and "speed-up" not in out  # one version: nothing to compare
 
 
-@pytest.mark.parametrize("causal", [False, True])
-def test_written_out_attention_is_what_training_calls(causal):
-    generator = torch.Generator().manual_seed(1)
-    q, k, v = (torch.randn(2, 4, 5, 24, generator=generator) for _ in range(3))
-    written_out, weights = candidate.attention(q, k, v, causal)
-    torch.testing.assert_close(written_out, F.scaled_dot_product_attention(q, k, v, is_causal=causal))
-    torch.testing.assert_close(weights.sum(-1), torch.ones(2, 4, 5))
-    if causal:
-        assert (weights[..., 0, 1:] == 0).all()
+def test_a_changed_reader_is_timed_against_the_ref(monkeypatch, capsys):
+    """A change that computes the same thing (a needless copy of the canvases)."""
+    source = changed(FORWARD, "        return self.decode(tokens, self.encode(images.clone()))\n")
+    status, out, _ = run_against(monkeypatch, capsys, source)
+    assert status == 0
+    assert "differs from HEAD's; timing both, interleaved" in out
+    assert "same losses: 3 training steps from the same weights, max |Δ loss| 0.0e+00: same" in out
+    assert "block 1/2: HEAD " in out and "   working tree " in out.split("block 1/2:")[1].splitlines()[0]
+    assert "    HEAD  " in out and "    working tree  " in out
+    assert "speed-up of the working tree over HEAD: " in out and "pairs of blocks" in out
 
 
-@pytest.mark.parametrize("post", [1, 2])  # post 4's model and recipe are post 2's
-def test_candidate_training_is_bit_identical_from_the_same_seed(post):
-    data = bench.batches(post, 3)
-
-    def run():
-        trainer = bench.Trainer(post, "candidate", seed=7)
-        losses = [trainer.step(batch).item() for batch in data]
-        return losses, trainer.model.state_dict()
-
-    (losses, state), (again, state_again) = run(), run()
-    assert losses == again
-    assert all(torch.equal(state[name], state_again[name]) for name in state)
+def test_a_reader_that_computes_otherwise_fails_the_check(monkeypatch, capsys):
+    source = changed("nn.GELU()", "nn.ReLU()")
+    status, out, err = run_against(monkeypatch, capsys, source)
+    assert status == 1
+    assert ": DIFFERENT (within 1e-05)" in out
+    assert "compute different losses" in err
 
 
-def test_flop_count_includes_attention_and_is_the_same_for_both():
-    batch = bench.batches(2, 1)[0]
-    counts = {which: bench.step_flops(bench.Trainer(2, which), batch) for which in ("reference", "candidate")}
-    assert counts["reference"] == counts["candidate"]
-    without_attention = torch.utils.flop_counter.FlopCounterMode(display=False)
+def test_a_structurally_different_reader_skips_the_check(monkeypatch, capsys):
+    source = changed("nn.Linear(width, 4 * width), nn.GELU(),\n                         nn.Linear(4 * width, width)",
+                     "nn.Linear(width, 2 * width), nn.GELU(),\n                         nn.Linear(2 * width, width)")
+    status, out, _ = run_against(monkeypatch, capsys, source)
+    assert status == 0
+    assert "the two differ in structure (state_dict names or shapes): the equality check is skipped" in out
+    assert "same losses" not in out
+    assert "speed-up of the working tree over HEAD" in out
+
+
+def test_the_reader_at_a_git_ref_is_loaded(tmp_path):
+    git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com"]
+    subprocess.run([*git, "init", "-q"], cwd=tmp_path, check=True)
+    (tmp_path / "_reader.py").write_text("VERSION = 'committed'\n")
+    subprocess.run([*git, "add", "_reader.py"], cwd=tmp_path, check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "one"], cwd=tmp_path, check=True)
+    (tmp_path / "_reader.py").write_text("VERSION = 'edited'\n")
+    source = bench.source_at("HEAD", root=tmp_path)
+    assert source == "VERSION = 'committed'\n"
+    assert bench.load_reader(source, "_reader_at_test").VERSION == "committed"
+    with pytest.raises(SystemExit, match="no _reader.py at 'nonesuch'"):
+        bench.source_at("nonesuch", root=tmp_path)
+
+
+def test_flop_count_is_positive_grows_with_batch_and_counts_attention():
+    torch.set_num_threads(1)
+    counts = {}
+    for size in (4, 8):
+        trainer = bench.Trainer(_reader, tiny(size))
+        counts[size] = bench.step_flops(trainer, bench.canvases(1, size))
+    assert 0 < counts[4] < counts[8]
+    without_attention = FlopCounterMode(display=False)
     with without_attention:
-        bench.Trainer(2, "candidate").step(batch)
-    assert counts["candidate"] > without_attention.get_total_flops() > 10e9
+        bench.Trainer(_reader, tiny(4)).train(bench.canvases(1, 4))
+    assert counts[4] > without_attention.get_total_flops() > 0
 
 
-def test_bench_runs_and_prints_its_table():
-    result = subprocess.run([sys.executable, "-m", "tools.bench", "--steps", "2", "--warmup", "1", "--post", "2"],
+def test_the_command_runs_on_a_post():
+    result = subprocess.run([sys.executable, "-m", "tools.measure.bench", "--post", "4", "--steps", "1",
+                             "--blocks", "1", "--warmup", "0"],
                             cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
-    out = result.stdout
-    assert "1 thread" in out
-    assert "same function" in out and ": same (within 1e-05)" in out
-    assert "block 1/2" in out and "block 2/2" in out  # interleaved blocks, as progress
-    for column in ("ms/step", "blocks min-max", "GFLOP/step", "GFLOP/s", "% of ceiling"):
-        assert column in out, column
-    for line in ("    reference ", "    candidate ", "    speed-up ", "    ceiling    (6,144 × 96)·(96 × 384)",
-                 "matmuls (", "summary:", "  targets"):
-        assert line in out, line
-    summary = out.split("summary:")[1].splitlines()
-    assert summary[2].split()[0] == "2" and "speed-up" in summary[2]  # one row, for post 2
-
-
-def test_bench_refuses_a_post_without_an_image_model(capsys):
-    with pytest.raises(SystemExit):
-        bench.main(["--post", "3"])
-    assert "invalid choice" in capsys.readouterr().err
+    assert "post 4 (2026-07-09-reading-handwriting): width 96, 4 heads, 2+2 blocks, batch 128" in result.stdout
+    assert "ceiling: the (6,144 × 96)·(96 × 384) matmul" in result.stdout

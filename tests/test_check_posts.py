@@ -3,8 +3,8 @@ import nbformat
 import pytest
 
 from tests.factory import FRONT_MATTER, error, image, md, never_ran, publishable, ran, recorded, reseal, save_post, stream
-from tools.check_posts import check_notebook, main
-from tools.notebooks import INJECTED_TAG, REPO_ROOT, blog_metadata
+from tools.check.check_posts import check_notebook, main
+from tools.core.notebooks import INJECTED_TAG, REPO_ROOT, blog_metadata
 
 FIGURE = '#| label: fig-loss\n#| fig-cap: "Loss falls."\n#| fig-alt: "A falling line."\nplot()'
 
@@ -57,7 +57,7 @@ def test_drifted_setup_cell_is_refused(tmp_path):
 
 
 @pytest.mark.parametrize("source", [
-    "import _style", "from _arch import diagram", "from tools.notebooks import read_notebook",
+    "import _style", "from _arch import diagram", "from tools.core.notebooks import read_notebook",
     "from . import helpers", "import sys\nsys.path.append('..')", "import sys\nsys.path.insert(0, '..')",
     "import sys\nsys.path += ['..']", "%run ../other.py",
     # aliases, importlib and IPython syntax must not hide them
@@ -214,7 +214,7 @@ PINNED_DOWNLOAD = 'path = hf_hub_download("org/data", "a.npz", repo_type="datase
 
 
 def data_post(printed_digest, data, device="cpu"):
-    from tools.data_sources import HUB_DATA, STAND_IN_DATA
+    from tools.core.data_sources import HUB_DATA, STAND_IN_DATA
     provenance = dict(blog_metadata(publishable())["provenance"], device=device,
                       data={"stand-in": STAND_IN_DATA, "hub": HUB_DATA}[data])
     return publishable(ran(PINNED_DOWNLOAD, stream(f"file  a.npz\nsha256    {printed_digest}\n")),
@@ -222,7 +222,7 @@ def data_post(printed_digest, data, device="cpu"):
 
 
 def test_outputs_that_agree_with_the_provenance_pass(tmp_path):
-    from tools.data_sources import STAND_IN_SHA256
+    from tools.core.data_sources import STAND_IN_SHA256
     assert problems_of(data_post(STAND_IN_SHA256["mnist/mnist-small.npz"], "stand-in"), tmp_path) == []
     assert problems_of(data_post("b" * 64, "hub"), tmp_path / "hub") == []
 
@@ -235,7 +235,7 @@ def test_outputs_that_agree_with_the_provenance_pass(tmp_path):
     ("stand-in", "stand-in", "cuda", "provenance says the run computed on cuda, but its outputs print device cpu"),
 ], ids=["hub-but-stand-in-digest", "stand-in-but-other-digest", "cuda-but-printed-cpu"])
 def test_provenance_that_the_outputs_contradict_is_refused(tmp_path, digest, data, device, said):
-    from tools.data_sources import STAND_IN_SHA256
+    from tools.core.data_sources import STAND_IN_SHA256
     digest = STAND_IN_SHA256["mnist/mnist-small.npz"] if digest == "stand-in" else digest
     assert_refused(data_post(digest, data, device), tmp_path, "notebook", said, "run `make execute`")
 
@@ -243,7 +243,7 @@ def test_provenance_that_the_outputs_contradict_is_refused(tmp_path, digest, dat
 def site_root(tmp_path):
     """A repository root holding the site's settings, for checks that read files beside the posts."""
     import shutil
-    from tools.notebooks import REPO_ROOT
+    from tools.core.notebooks import REPO_ROOT
     shutil.copyfile(REPO_ROOT / "_quarto.yml", tmp_path / "_quarto.yml")
     return tmp_path
 
@@ -264,7 +264,7 @@ def exporting_post(tmp_path, files):
     ({"encoder.onnx": b"enc", "decoder.onnx": b"dec"}, "reader/model/card.json is missing"),
 ], ids=["as-printed", "card-edited", "card-missing"])
 def test_the_served_reader_model_must_be_what_its_post_printed(tmp_path, served, said):
-    from tools.check_posts import check_notebook
+    from tools.check.check_posts import check_notebook
     root = site_root(tmp_path)
     path = exporting_post(root, {"encoder.onnx": b"enc", "decoder.onnx": b"dec", "card.json": b'{"post": 1}'})
     (root / "reader" / "model").mkdir(parents=True)
@@ -301,9 +301,9 @@ REAL_POSTS = sorted((REPO_ROOT / "posts").glob("*/index.ipynb"))
 
 @pytest.mark.parametrize("path", REAL_POSTS, ids=lambda path: path.parent.name)
 def test_the_data_digest_each_real_post_prints_is_found(path):
-    from tools.data_sources import STAND_IN_SHA256
-    from tools.notebooks import download_calls, read_notebook
-    from tools.printed import data_digests
+    from tools.core.data_sources import STAND_IN_SHA256
+    from tools.core.notebooks import download_calls, read_notebook
+    from tools.core.printed import data_digests
     nb = read_notebook(path)
     read = {"three-digits": "mnist/mnist-small.npz", "when-to-stop": "mnist/mnist-full.npz",
             "handwriting": "mnist/mnist-full.npz"}
@@ -315,9 +315,9 @@ def test_the_data_digest_each_real_post_prints_is_found(path):
 @pytest.mark.parametrize("path", [path for path in REAL_POSTS if "numbers-aloud" not in path.parent.name],
                          ids=lambda path: path.parent.name)
 def test_a_real_post_whose_provenance_contradicts_its_printed_digest_is_refused(path):
-    from tools.check_posts import check_outputs_against_provenance
-    from tools.data_sources import HUB_DATA
-    from tools.notebooks import read_notebook
+    from tools.check.check_posts import check_outputs_against_provenance
+    from tools.core.data_sources import HUB_DATA
+    from tools.core.notebooks import read_notebook
     nb = read_notebook(path)
     assert list(check_outputs_against_provenance(nb, path, REPO_ROOT)) == []
     blog_metadata(nb)["provenance"]["data"] = HUB_DATA
@@ -344,3 +344,26 @@ def test_a_result_recorded_from_a_literal_is_refused(tmp_path, source, text, num
 def test_a_computed_result_or_a_reference_is_accepted(tmp_path, source):
     assert problems_of(publishable(ran(source, recorded("acc", "87.3%", 87.3, reference="reference" in source))),
                        tmp_path) == []
+def test_a_thumbnail_too_small_to_read_is_refused_naming_the_setting_that_fixes_it(tmp_path):
+    """What the browser test (test_thumbnails_are_distinct_legible_and_shown_whole) would find minutes later."""
+    import json
+    import re
+    from tests.test_post_links import figure_cell, png_of
+    nb = publishable(figure_cell("fig-loss", png_of(660, 352), "A falling line."))
+    problems = problems_of(nb, tmp_path)
+    assert len(problems) == 1, problems
+    assert "2026-01-01-example: thumbnail.png: all of fig-loss, the first figure, 660\u00d7352 px" in problems[0]
+    assert "text reads at 4.2 px (under 8)" in problems[0] and "set notebook metadata blog.thumbnail to" in problems[0]
+    blog_metadata(nb)["thumbnail"] = json.loads(re.search(r"blog\.thumbnail to (\{.*?\}) \(", problems[0]).group(1))
+    blog_metadata(nb)["thumbnail"]["alt"] = "The start of the falling line."
+    assert problems_of(nb, tmp_path / "fixed") == []
+
+
+def test_a_placeholder_left_in_the_thumbnails_alt_is_refused(tmp_path):
+    from tests.test_post_links import figure_cell, png_of
+    nb = publishable(figure_cell("fig-loss", png_of(300, 150), "A falling line."))
+    blog_metadata(nb)["thumbnail"] = {"figure": "fig-loss", "crop": [0, 0, 0.5, 0.5], "alt": "TODO: the part."}
+    problems = problems_of(nb, tmp_path)  # the front matter's image-alt, made from it, says TODO too
+    assert any(problem.endswith("notebook metadata: placeholder TODO left in blog.thumbnail's alt, the thumbnail's "
+                                "alt text; write it (what the part of the figure it shows holds), then `make inline`")
+               for problem in problems), problems

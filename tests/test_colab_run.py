@@ -11,9 +11,9 @@ import venv
 import nbformat
 import pytest
 
-from tools.inline_helpers import inline, normalised, pinned_versions
-from tools.notebooks import blog_metadata, find_posts, post_name, read_notebook
-from tools.smoke_run import smoke_run
+from tools.author.inline_helpers import inline, normalised, pinned_versions
+from tools.core.notebooks import blog_metadata, find_posts, post_name, read_notebook
+from tools.run.smoke_run import smoke_run
 
 pytestmark = pytest.mark.slow
 

@@ -8,7 +8,8 @@ import pytest
 import _cure
 from _handwriting import TEMPLATES
 from _reader import END, PAD
-from tools import ablations
+from tools.core.seal import seal_of
+from tools.live import ablation_report
 
 ASPECTS = np.full(10, 0.7)
 
@@ -53,7 +54,7 @@ def test_a_cure_without_its_parts_is_mnist_as_it_comes():
 
 def test_the_tool_seals_reports_as_the_post_reads_them(tmp_path):
     made = {"rows": [{"key": "nothing", "pen_test_1": 0.8}], "epochs": 3}
-    assert ablations.seal(made) == _cure.seal_of(made), "make check and the post must agree on a seal"
+    assert seal_of(made) == _cure.seal_of(made), "make check and the post must agree on a seal"
     made["seal"] = _cure.seal_of(made)
     path = tmp_path / "ablations.json"
     path.write_text(json.dumps(made))
@@ -62,22 +63,22 @@ def test_the_tool_seals_reports_as_the_post_reads_them(tmp_path):
     path.write_text(json.dumps(made))
     with pytest.raises(ValueError, match="its seal does not match its content"):
         _cure.read_report(path)
-    assert any("its seal does not match" in problem for problem in ablations.report_problems(path))
+    assert any("its seal does not match" in problem for problem in ablation_report.report_problems(path))
 
 
 def test_a_report_made_by_other_code_is_refused(tmp_path):
-    made = {"rows": [], **ablations.BUDGET, "made": "2026-12-01 17:48 UTC", "machine": "x86_64",
-            "code": dict(ablations.code_digests(), **{"_cure.py": "0" * 64})}
-    made["seal"] = ablations.seal(made)
+    made = {"rows": [], **ablation_report.BUDGET, "made": "2026-12-01 17:48 UTC", "machine": "x86_64",
+            "code": dict(ablation_report.code_digests(), **{"_cure.py": "0" * 64})}
+    made["seal"] = seal_of(made)
     path = tmp_path / "ablations.json"
     path.write_text(json.dumps(made))
-    assert ablations.report_problems(path) == [
+    assert ablation_report.report_problems(path) == [
         "ablations.json was made by other code than this repository's _cure.py; run `make ablations` again, "
         "then `make execute` for the post that prints it"]
-    made["code"] = ablations.code_digests()
-    made["seal"] = ablations.seal(made)
+    made["code"] = ablation_report.code_digests()
+    made["seal"] = seal_of(made)
     path.write_text(json.dumps(made))
-    assert ablations.report_problems(path) == []
+    assert ablation_report.report_problems(path) == []
 
 
 # ---- the table the post prints is the report's -------------------------------------------------------------
@@ -90,10 +91,10 @@ def a_report(**changes):
              "pen_test_1": 0.758, "pen_test_2": 0.58, "pen_test_3": 0.463},
             {"key": "everything", "name": "everything", "mnist": 0.9571, "synthetic": 0.9712,
              "pen_test_1": 0.813, "pen_test_2": 0.65, "pen_test_3": 0.535}]
-    made = {"rows": rows, **ablations.BUDGET, "code": ablations.code_digests(), "torch": "2.13.0+cpu",
+    made = {"rows": rows, **ablation_report.BUDGET, "code": ablation_report.code_digests(), "torch": "2.13.0+cpu",
             "machine": "x86_64, Linux, one CPU thread per run", "made": "2026-12-01 17:48 UTC",
             "command": "make ablations", **changes}
-    made["seal"] = ablations.seal(made)
+    made["seal"] = seal_of(made)
     return made
 
 
@@ -112,8 +113,8 @@ def printed_report(made):
 
 def reports_problems(tmp_path, printed, beside):
     from tests.factory import publishable, save_post
-    from tools.check_posts import check_reports
-    from tools.notebooks import REPO_ROOT
+    from tools.check.check_posts import check_reports
+    from tools.core.notebooks import REPO_ROOT
     nb = publishable(printed_report(printed))
     path = save_post(nb, tmp_path / "posts")
     (path.parent / "ablations.json").write_text(json.dumps(beside))
@@ -127,7 +128,7 @@ def test_the_table_the_post_prints_is_the_report_s(tmp_path):
 def test_a_report_made_again_after_the_post_ran_is_refused(tmp_path):
     again = a_report()
     again["rows"][1]["pen_test_3"] = 0.541  # `make ablations` ran again; the post was not executed since
-    again["seal"] = ablations.seal(again)
+    again["seal"] = seal_of(again)
     said = reports_problems(tmp_path, a_report(), again)
     assert said and all("cell 2 (code)" in problem and "make execute" in problem for problem in said), said
     assert any("everything" in problem and "53.5 %" in problem and "54.1 %" in problem for problem in said), said
@@ -137,6 +138,6 @@ def test_a_report_made_again_after_the_post_ran_is_refused(tmp_path):
 def test_a_report_with_other_rows_or_budget_than_the_table_is_refused(tmp_path):
     fewer = a_report(epochs=5)
     fewer["rows"] = fewer["rows"][:1]
-    fewer["seal"] = ablations.seal(fewer)
+    fewer["seal"] = seal_of(fewer)
     said = " | ".join(reports_problems(tmp_path, a_report(), fewer))
     assert "2 runs" in said and "1 in ablations.json" in said and "3 epoch(s) in its header, but 5" in said, said

@@ -2,6 +2,7 @@
 import errno
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -11,11 +12,12 @@ import nbformat
 import pytest
 
 from tests.factory import md, never_ran, publishable, save_post
-from tools import execute_posts
-from tools.check_posts import check_notebook
-from tools.execute_posts import ExecutionFailed, execute_in_place, with_parameters
-from tools.notebooks import (
-    INJECTED_TAG, NO_DOWNLOAD, REPO_ROOT, NotebookError, blog_metadata, read_notebook, write_notebook_atomically,
+from tools.run import execute_posts
+from tools.check.check_posts import check_notebook
+from tools.run.execute_posts import ExecutionFailed, execute_in_place, with_parameters
+from tools.core.notebooks import (
+    INJECTED_TAG, NO_DOWNLOAD, REPO_ROOT, NotebookError, blog_metadata, post_name, read_notebook,
+    write_notebook_atomically,
 )
 
 
@@ -145,7 +147,7 @@ def test_outputs_land_on_the_right_cells_in_a_notebook_without_cell_ids(tmp_path
 
 
 def test_failing_cell_is_numbered_as_in_the_post_during_a_smoke_run(tmp_path):
-    from tools.execute_posts import execute_copy
+    from tools.run.execute_posts import execute_copy
     nb = publishable(never_ran("epochs = 8"), never_ran("assert epochs > 3, 'too few epochs'"), provenance=None)
     nb.cells[1].metadata["tags"] = ["parameters"]
     with pytest.raises(ExecutionFailed, match=r"cell 3 \(code\) raised AssertionError: too few epochs"):
@@ -185,7 +187,7 @@ def test_the_projects_own_kernel_runs_whatever_python3_kernelspec_the_user_has(t
 
 
 def test_smoke_progress_numbers_cells_as_the_author_does(tmp_path):
-    from tools.execute_posts import execute_copy
+    from tools.run.execute_posts import execute_copy
     nb = publishable(never_ran("epochs = 8"), md("Prose."), never_ran("print(epochs)"), provenance=None)
     nb.cells[1].metadata["tags"] = ["parameters"]
     lines = []
@@ -199,7 +201,7 @@ def test_real_ctrl_c_leaves_the_notebook_and_says_so(tmp_path):
     """A terminal's Ctrl-C reaches the whole process group: the tool and its kernel."""
     path = post_with(tmp_path, "print('started', flush=True)\nimport time\ntime.sleep(60)")
     before = path.read_bytes()
-    run = subprocess.Popen([sys.executable, "-m", "tools.execute_posts", str(path)], cwd=REPO_ROOT,
+    run = subprocess.Popen([sys.executable, "-m", "tools.run.execute_posts", str(path)], cwd=REPO_ROOT,
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     for line in run.stdout:
         if "| started" in line:
@@ -229,7 +231,7 @@ def test_a_cell_that_replaces_stdout_keeps_the_run_and_is_named(tmp_path):
 
 
 def test_streams_assigned_under_any_name_are_found():
-    from tools.execute_posts import stream_assigning_cells
+    from tools.run.execute_posts import stream_assigning_cells
     nb = publishable(never_ran("import sys\nsys.stderr = None"), never_ran("from sys import stdout"),
                      never_ran("import sys as system\nsetattr(system, 'stdout', None)"), never_ran("x = 1"),
                      provenance=None)
@@ -342,3 +344,50 @@ def test_an_edit_during_a_first_run_is_reported_as_that(tmp_path):
     assert any("cell 3 (code)" in problem and "edited while `make execute` ran" in problem for problem in problems), \
         problems
     assert not any("the seal itself was edited" in problem for problem in problems), problems
+# ---- a stale setup cell is refused before anything runs; the results the run recorded are shown ------------
+
+def stale_post(tmp_path, folder="2026-01-01-example"):
+    """A post whose author added a cell importing a pinned package after `make inline`: its setup cell no longer
+    installs what the post needs. Its first cell leaves a mark if it ever runs."""
+    nb = publishable(never_ran(f"open({str(tmp_path / 'ran')!r}, 'a').write('x')"), helpers=["_results.py"],
+                     provenance=None)
+    nb.cells.append(never_ran("import yaml\nprint(yaml.safe_dump({'a': 1}))"))
+    return save_post(nb, tmp_path / "posts", folder)
+
+
+def test_a_stale_setup_cell_is_refused_before_anything_runs_naming_the_import(tmp_path, capsys):
+    path = stale_post(tmp_path)
+    before = path.read_bytes()
+    with pytest.raises(ExecutionFailed) as refused:
+        execute_in_place(path, echo=quietly)
+    said = str(refused.value)
+    assert re.search(r"posts/2026-01-01-example: setup cell does not install PyYAML==[\d.]+ \(cell 4 \(code\) imports "
+                     r"yaml\); run `make inline` \(it rewrites the setup cell\), then run this again; nothing was run$",
+                     said), said
+    good = save_post(publishable(never_ran(f"open({str(tmp_path / 'ran')!r}, 'a').write('x')"), provenance=None),
+                     tmp_path / "posts", "2026-01-02-fine")
+    assert execute_posts.main([str(good), str(path)]) == 1, "the fine post first: it must not run either"
+    assert "setup cell does not install PyYAML" in capsys.readouterr().err
+    assert not (tmp_path / "ran").exists() and path.read_bytes() == before
+
+
+def test_the_results_a_run_recorded_are_shown_at_its_end(tmp_path):
+    nb = publishable(never_ran("result('accuracy', 0.873, '{:.1%}', 'read exactly')\nresult('epochs_run', 3)"),
+                     helpers=["_results.py"], provenance=None)
+    lines, path = [], save_post(nb, tmp_path / "posts")
+    execute_in_place(path, echo=lines.append)
+    shown = lines[lines.index(next(line for line in lines if "result(s) recorded" in line)):]
+    assert shown == [f"[{post_name(path)}] 2 result(s) recorded (bind them in the prose: `make bind`):",
+                     "  accuracy = 87.3%", "  epochs_run = 3"], lines
+
+
+def test_a_smoke_run_refuses_a_stale_setup_cell_before_the_stand_in_is_built(tmp_path, monkeypatch, capsys):
+    from tools.run import smoke_run, standin_data
+    monkeypatch.setattr(standin_data, "build", lambda: pytest.fail("the stand-in was built for a stale post"))
+    path = stale_post(tmp_path)
+    with pytest.raises(ExecutionFailed, match=r"setup cell does not install PyYAML==[\d.]+ \(cell 4 \(code\) "
+                                              r"imports yaml\); run `make inline`"):
+        smoke_run.smoke_run(path, echo=quietly)
+    monkeypatch.setattr(smoke_run, "find_posts", lambda substring=None, every_match=False: [path])
+    assert smoke_run.main([]) == 1 and "run `make inline`" in capsys.readouterr().err
+    assert not (tmp_path / "ran").exists()

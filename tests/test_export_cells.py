@@ -8,11 +8,11 @@ import nbformat
 import pytest
 
 from tests.factory import md, publishable, ran, save_post
-from tools import export_cells
-from tools.check_posts import check_notebook
-from tools.export_cells import EXPORTS, export_drift, module_text
-from tools.inline_helpers import HELPERS
-from tools.notebooks import REPO_ROOT, SETUP_TAG, NotebookError, find_posts, read_notebook
+from tools.author import export_cells
+from tools.check.check_posts import check_notebook
+from tools.author.export_cells import EXPORTS, export_drift, module_text
+from tools.author.inline_helpers import HELPERS
+from tools.core.notebooks import REPO_ROOT, SETUP_TAG, NotebookError, find_posts, read_notebook
 
 SOURCE_POST = EXPORTS["_reader.py"]
 

@@ -7,7 +7,7 @@ import venv
 
 import pytest
 
-from tools.notebooks import REPO_ROOT, find_posts
+from tools.core.notebooks import REPO_ROOT, find_posts
 
 pytestmark = pytest.mark.slow
 BARE = ["torch==2.13.0", "numpy==2.4.6", "matplotlib==3.11.2", "huggingface_hub==2.4.0"]
@@ -25,7 +25,7 @@ def test_smoke_run_through_the_gpu_script_in_a_bare_python(tmp_path):
     env = {**os.environ, "PATH": f"{bare / 'bin'}:{os.environ['PATH']}", "OUT": str(tmp_path / "out"),
            "BLOG_SITE": str(tmp_path / "site-packages"), "SMOKE_DEVICE": "cpu"}
     env.pop("VIRTUAL_ENV", None)
-    result = subprocess.run(["bash", "tools/gpu_run.sh", "--smoke", post.parent.name], cwd=REPO_ROOT, env=env,
+    result = subprocess.run(["bash", "tools/run/gpu_run.sh", "--smoke", post.parent.name], cwd=REPO_ROOT, env=env,
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     assert (tmp_path / "out" / f"{post.parent.name}.ipynb").exists()

@@ -10,10 +10,10 @@ import pytest
 
 import _handwriting
 from tests.test_live_reader import browser, replay, site_url  # noqa: F401  (fixtures: Chromium, the served page)
-from tools import handwriting_set
-from tools.handwriting_set import BOX, DIGIT_SIDE, build, digest, load_strokes
-from tools.inline_helpers import imported_modules
-from tools.notebooks import REPO_ROOT
+from tools.live import handwriting_set
+from tools.live.handwriting_set import BOX, DIGIT_SIDE, build, digest, load_strokes
+from tools.author.inline_helpers import imported_modules
+from tools.core.notebooks import REPO_ROOT
 
 # SHA-256 of the first SUBSET canvases built from reader/handwriting/strokes.npz (the whole set's
 # digest is handwriting_set.CANVASES_SHA256, checked by the slow test below).
@@ -37,7 +37,7 @@ def test_subset_rebuilds_byte_for_byte(strokes, subset):
     assert np.array_equal(canvases, again[0]) and labels == again[1]
     assert digest(canvases, labels) == SUBSET_SHA256, (
         "the canvases built from reader/handwriting/strokes.npz changed: if _handwriting.py's "
-        "preprocessing changed on purpose, pin the new digests (python -m tools.handwriting_set prints the "
+        "preprocessing changed on purpose, pin the new digests (python -m tools.live.handwriting_set prints the "
         "whole set's)")
 
 
@@ -54,7 +54,7 @@ def test_a_post_builds_the_whole_set_to_the_pinned_digest():
     canvases, labels = _handwriting.handwriting_set()
     assert digest(canvases, labels) == _handwriting.CANVASES_SHA256, (
         "_handwriting.handwriting_set() no longer builds the pinned set; if the writer or the preprocessing "
-        "changed on purpose, run python -m tools.handwriting_set --write-strokes and pin the new digests")
+        "changed on purpose, run python -m tools.live.handwriting_set --write-strokes and pin the new digests")
 
 
 def test_helper_needs_only_numpy_and_the_standard_library():
@@ -67,7 +67,7 @@ def test_helper_needs_only_numpy_and_the_standard_library():
 
 
 def test_tools_module_is_the_helpers_code(strokes):
-    """tools.handwriting_set re-exports the helper's functions themselves, not copies that could drift."""
+    """tools.live.handwriting_set re-exports the helper's functions themselves, not copies that could drift."""
     for name in ("page_input", "write_strokes", "build", "digest", "canvas_strokes", "drawing_canvas"):
         assert getattr(handwriting_set, name) is getattr(_handwriting, name), name
     assert handwriting_set.CANVASES_SHA256 == _handwriting.CANVASES_SHA256
@@ -198,7 +198,8 @@ def best_alignment(fed, ported):
 
 @pytest.mark.slow
 def test_python_port_feeds_the_model_what_the_page_does(browser, site_url):
-    from tools.reader_model import MODEL_DIR, onnx_reader, read_all
+    from tools.live.onnx_reading import onnx_reader, read_all
+    from tools.live.reader_files import MODEL_DIR
     # the page draws with its own pen whatever the set's pen width; the port is given the page's pen too
     picked = handwriting_set.canvas_strokes(load_strokes())[:PARITY_CANVASES]
     context = browser.new_context(viewport={"width": 1000, "height": 800})

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from tests.factory import never_ran, publishable, ran, save_post
-from tools import inline_helpers
-from tools.check_posts import check_notebook
-from tools.inline_helpers import (
+from tools.author import inline_helpers
+from tools.check.check_posts import check_notebook
+from tools.author.inline_helpers import (
     HELPERS, declared_helpers, inline, needed_packages, packages_block, pinned_versions, setup_drift, setup_source,
 )
-from tools.notebooks import REPO_ROOT, SETUP_TAG, NotebookError, blog_metadata, find_posts, read_notebook
-from tools.post_links import repository_url
+from tools.core.notebooks import REPO_ROOT, SETUP_TAG, NotebookError, blog_metadata, find_posts, read_notebook
+from tools.author.post_links import repository_url
 
 
 def test_setup_cell_holds_current_helper_text_folded_and_marked_generated():
@@ -224,7 +224,7 @@ def test_check_mode_reports_and_writes_nothing(tmp_path, monkeypatch, capsys):
     nb.cells[1].source += "\n# a hand edit"
     path = save_post(nb, tmp_path / "posts")
     before = path.read_bytes()
-    monkeypatch.setattr("tools.notebooks.find_posts", lambda substring=None: [path])
+    monkeypatch.setattr("tools.core.notebooks.find_posts", lambda substring=None: [path])
     assert inline_helpers.main(["--check"]) == 1
     assert "setup cell differs" in capsys.readouterr().out and path.read_bytes() == before
     assert inline_helpers.main([]) == 0
@@ -260,7 +260,7 @@ def test_make_inline_refuses_a_broken_helper_and_writes_nothing(tmp_path, helper
     before = {path: path.read_bytes() for path in paths}
     (helpers_copy / "_style.py").write_bytes(broken)
     monkeypatch.setattr(inline_helpers, "REPO_ROOT", helpers_copy)
-    monkeypatch.setattr("tools.notebooks.find_posts", lambda substring=None: paths)
+    monkeypatch.setattr("tools.core.notebooks.find_posts", lambda substring=None: paths)
     assert inline_helpers.main(mode) == 2
     out = capsys.readouterr()
     assert said in out.err and "_style.py" in out.err and "Traceback" not in out.err + out.out, out
@@ -303,7 +303,7 @@ def test_a_helper_that_imports_another_wrongly_is_refused(helpers_copy, pen_text
 @pytest.fixture
 def export_copy(helpers_copy):
     """helpers_copy with the exported helpers and the posts they are made from."""
-    from tools.export_cells import EXPORTS
+    from tools.author.export_cells import EXPORTS
     for name, post in EXPORTS.items():
         (helpers_copy / name).write_bytes((REPO_ROOT / name).read_bytes())
         (helpers_copy / "posts" / post).mkdir(parents=True, exist_ok=True)
@@ -317,7 +317,7 @@ def export_copy(helpers_copy):
                          ids=["not-utf8", "not-python"])
 @pytest.mark.parametrize("mode", [[], ["--check"]])
 def test_make_export_names_a_broken_helper_in_one_line(export_copy, monkeypatch, capsys, helper, broken, said, mode):
-    from tools import export_cells
+    from tools.author import export_cells
     before = {name: (export_copy / name).read_bytes() for name in export_cells.EXPORTS}
     (export_copy / helper).write_bytes(broken)
     monkeypatch.setattr(export_cells, "REPO_ROOT", export_copy)
@@ -329,7 +329,7 @@ def test_make_export_names_a_broken_helper_in_one_line(export_copy, monkeypatch,
 
 
 def test_make_export_rewrites_an_exported_helper_that_is_not_utf8_and_keeps_its_bytes(export_copy, monkeypatch, capsys):
-    from tools import export_cells
+    from tools.author import export_cells
     (export_copy / "_reader.py").write_bytes(b"# caf\xe9\n")
     monkeypatch.setattr(export_cells, "REPO_ROOT", export_copy)
     assert export_cells.main(["--check"]) == 2
@@ -338,3 +338,22 @@ def test_make_export_rewrites_an_exported_helper_that_is_not_utf8_and_keeps_its_
     assert export_cells.main([]) == 0
     assert (export_copy / "_reader.py").read_bytes() == (REPO_ROOT / "_reader.py").read_bytes()
     assert (export_copy / ".cache" / "export" / "_reader.py.replaced").read_bytes() == b"# caf\xe9\n"
+# ---- a stale setup cell says what made it stale: `make execute` and `make smoke` refuse with that ----------
+
+def test_a_stale_setup_cell_names_the_import_or_helper_that_made_it_so():
+    nb = publishable(ran("import numpy as np\nprint(np.pi)"), helpers=["_results.py", "_style.py"])
+    assert setup_drift(nb) is None
+    pin = {key: f"{name}=={version}" for key, (name, version) in pinned_versions().items()}
+    nb.cells.append(never_ran("import yaml\nfrom PIL import Image"))
+    assert setup_drift(nb) == (f"setup cell does not install {pin['pyyaml']} (cell 4 (code) imports yaml), and does "
+                               f"not install {pin['pillow']} (cell 4 (code) imports PIL)")
+    nb.cells[-1].source = "x = 1"
+    nb.cells[2].source = "print(3.14)"  # numpy no longer imported: the cell installs what nothing needs
+    assert setup_drift(nb) == f"setup cell still installs {pin['numpy']}, which no cell or helper imports any more"
+    inline(nb)
+    blog_metadata(nb)["helpers"] = ["_results.py"]
+    assert setup_drift(nb).startswith("setup cell still holds _style.py, which metadata blog.helpers no longer "
+                                      "declares")
+    blog_metadata(nb)["helpers"] = ["_results.py", "_style.py", "_arch.py"]
+    assert "setup cell lacks _arch.py, which metadata blog.helpers declares" in setup_drift(nb)
+    assert f"does not install {pin['visualtorch']} (_arch.py imports visualtorch)" in setup_drift(nb)

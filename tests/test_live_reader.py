@@ -1,6 +1,6 @@
 """The live reader, end to end in a real headless Chromium: served as a static folder on localhost,
 it reads shipped held-out examples digit by digit, reads a drawn digit, explains an empty canvas,
-answers each of tools/handwriting_set.py's hard inputs with its own message, reads the whole
+answers each of tools/live/handwriting_set.py's hard inputs with its own message, reads the whole
 synthetic set and the blind test's pen test half as well as its card says, quotes and links the
 post its model comes from, leaves a digit's map on the canvas, stays within its download and latency budgets, and logs no console error.
 It wears the site's navbar and colours (cosmo light, darkly dark) with a dark switch that shares
@@ -15,9 +15,9 @@ import time
 
 import pytest
 
-from tools.browser import CHROMIUM, CHROMIUM_FLAGS, served
-from tools.notebooks import REPO_ROOT
-from tools.reader_model import as_percent  # a share as the post prints it, and as the card must show it
+from tools.site.browser import CHROMIUM, CHROMIUM_FLAGS, served
+from tools.core.notebooks import REPO_ROOT
+from tools.live.reader_model import as_percent  # a share as the post prints it, and as the card must show it
 
 pytestmark = pytest.mark.slow
 
@@ -213,7 +213,7 @@ def test_card_quotes_the_post_and_links_to_it(page):
     assert link.text_content() == card["post"]["title"]
 
 
-# ---- what a visitor does that is not one digit per box (tools/handwriting_set.py's hard_inputs) ----
+# ---- what a visitor does that is not one digit per box (tools/live/handwriting_set.py's hard_inputs) ----
 
 PAINT = """(b64) => {
   window.liveReader.clear();
@@ -282,8 +282,8 @@ def test_scribbles_inside_one_box_mostly_get_not_digits(page):
 
 @pytest.mark.parametrize("name", [*HARD_MESSAGES, *HINTED_READS])
 def test_hard_inputs_get_their_message(page, name):
-    from tools import handwriting_set
-    from tools.reader_model import MODEL_DIR
+    from tools.live import handwriting_set
+    from tools.live.reader_model import MODEL_DIR
     strokes, pen, meant = handwriting_set.hard_inputs()[name]
     before, _ = handwriting_set.read_with_probabilities(MODEL_DIR, handwriting_set.page_input(strokes, pen))
     if pen == handwriting_set.PAGE_PEN:
@@ -308,7 +308,7 @@ SET_SAMPLE = 40
 def test_ink_checks_let_non_mnist_digits_through(page):
     """The rules that refuse garbage refuse none of the set's digits, drawn with the page's pen (22 px) or
     with their own (11 to 52 px)."""
-    from tools import handwriting_set
+    from tools.live import handwriting_set
     items = handwriting_set.canvas_strokes(handwriting_set.load_strokes())
     picked = items[::len(items) // SET_SAMPLE][:SET_SAMPLE]
     refused = []
@@ -368,7 +368,7 @@ SET_TOLERANCE = 0.01
 
 
 def synthetic_items():
-    from tools import handwriting_set
+    from tools.live import handwriting_set
     return handwriting_set.canvas_strokes(handwriting_set.load_strokes())
 
 
@@ -376,7 +376,7 @@ def pen_test_items():
     """The blind test's test half as the post draws it: (label, the page's pen, strokes) per number."""
     from _handwriting import PAGE_PEN
     from _pen import pen_halves, pen_numbers
-    from tools import pen_set
+    from tools.live import pen_set
     points, labels = pen_set.pen_digits()
     numbers = pen_numbers(points, labels, pen_halves(labels)[1], pen_set.mnist_aspects(),
                           pen_set.NUMBERS_PER_LENGTH)

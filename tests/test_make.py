@@ -9,7 +9,7 @@ import venv
 import pytest
 import yaml
 
-from tools.notebooks import REPO_ROOT
+from tools.core.notebooks import REPO_ROOT
 
 
 def run_make(*args, path=None, **env):
@@ -53,7 +53,7 @@ def test_quarto_on_the_path_is_used_and_nothing_is_installed(tmp_path):
     assert present.returncode == 0 and present.stdout == "", present.stdout + present.stderr
     plan = run_make("-n", "site", path=path).stdout.splitlines()
     assert plan[-1] == "quarto render --no-execute", "the site renders the stored outputs, last"
-    assert any("tools.check_posts" in line for line in plan[:-1]), "the checks run before the render"
+    assert any("tools.check.check_posts" in line for line in plan[:-1]), "the checks run before the render"
     subprocess.run(plan[-1], shell=True, cwd=tmp_path, env={**os.environ, "PATH": path}, check=True)
     assert (fake.parent / "calls").read_text() == "render --no-execute\n"
 

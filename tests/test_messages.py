@@ -8,10 +8,11 @@ import sys
 import pytest
 
 from tests.factory import FRONT_MATTER, image, publishable, ran, repository_copy, save_post, stream
-from tools import check_posts, standin_data
-from tools.check_posts import check_notebook
-from tools.inline_helpers import HELPERS, setup_drift
-from tools.notebooks import (
+from tools.check import check_posts
+from tools.run import standin_data
+from tools.check.check_posts import check_notebook
+from tools.author.inline_helpers import HELPERS, setup_drift
+from tools.core.notebooks import (
     REPO_ROOT, NotebookError, find_posts, folders_without_notebook, read_notebook, sync_posts, write_notebook_atomically,
 )
 
@@ -95,7 +96,7 @@ def test_missing_or_unreadable_helper_is_named(repo_copy, tmp_path, break_it, fr
 def test_make_inline_names_an_unreadable_helper(repo_copy, tmp_path, monkeypatch, capsys):
     path = save_post(publishable(helpers=["_style.py"]), tmp_path / "posts")
     (repo_copy / "_style.py").write_bytes(b"# caf\xe9\n")
-    monkeypatch.setattr("tools.notebooks.find_posts", lambda substring=None: [path])
+    monkeypatch.setattr("tools.core.notebooks.find_posts", lambda substring=None: [path])
     assert sync_posts(lambda nb, path: setup_drift(nb, repo_copy), lambda nb, path: "", check=True) == 1
     assert "not UTF-8 text" in capsys.readouterr().out
 
@@ -123,7 +124,7 @@ def test_post_naming_a_folder_without_index_notebook_says_why(three_posts):
 
 
 def test_command_with_ambiguous_post_runs_nothing():
-    result = subprocess.run([sys.executable, "-m", "tools.execute_posts", "--post", "reading"], cwd=REPO_ROOT,
+    result = subprocess.run([sys.executable, "-m", "tools.run.execute_posts", "--post", "reading"], cwd=REPO_ROOT,
                             capture_output=True, text=True, timeout=60)
     assert result.returncode == 1 and "matches" in result.stderr and "ALL=1" in result.stderr
     assert "Traceback" not in result.stderr and "==" not in result.stdout
@@ -219,7 +220,7 @@ def break_site_config(root, content):
 
 @pytest.mark.parametrize("case", BROKEN_SITE_CONFIGS)
 def test_site_config_problems_are_one_line_naming_the_file(sandbox, case):
-    from tools.notebooks import site_config
+    from tools.core.notebooks import site_config
     content, said = BROKEN_SITE_CONFIGS[case]
     break_site_config(sandbox, content)
     with pytest.raises(NotebookError) as raised:
@@ -229,8 +230,8 @@ def test_site_config_problems_are_one_line_naming_the_file(sandbox, case):
 
 # Every command that reads the site's settings, and how the test runs it; all read them through
 # notebooks.site_config (check and links by way of post_links.website_setting).
-SITE_CONFIG_READERS = {"make new": ("tools.new_post", "A new post"), "make inline": ("tools.inline_helpers",),
-                       "make check": ("tools.check_posts",), "make inline (links)": ("tools.post_links",)}
+SITE_CONFIG_READERS = {"make new": ("tools.author.new_post", "A new post"), "make inline": ("tools.author.inline_helpers",),
+                       "make check": ("tools.check.check_posts",), "make inline (links)": ("tools.author.post_links",)}
 
 
 @pytest.mark.parametrize("case", ["not YAML", "missing", "website not a mapping"])
@@ -248,7 +249,8 @@ def test_make_inline_writes_all_posts_or_none(sandbox, monkeypatch, capsys):
     """Two posts to mend, and the disk fills up on the second: neither is changed, and no temporary is left."""
     import errno
 
-    from tools import inline_helpers, notebooks
+    from tools.author import inline_helpers
+    from tools.core import notebooks
     first = save_post(publishable(helpers=["_style.py"]), sandbox / "posts", "2026-01-02-second")
     for path in (first, sandbox / "posts" / "2026-01-01-example" / "index.ipynb"):
         nb = read_notebook(path)
@@ -303,14 +305,18 @@ def run_make_target(work, *args):
 @pytest.mark.parametrize("title", ["Saving $HOME digits", "it's a \"quote\" \\ and `ls` $(id) #1", ""])
 def test_make_new_passes_the_title_as_typed(stub_venv, title):
     said = run_make_target(stub_venv, "new", f"TITLE={title}")
-    assert said == {"argv": ["-m", "tools.new_post"], "title": title}
+    assert said == {"argv": ["-m", "tools.author.new_post"], "title": title}
 
 
 @pytest.mark.parametrize("target", ["execute", "check", "smoke"])
 @pytest.mark.parametrize("post", ["numbers aloud", "it's", "$HOME", "-x"])
 def test_make_passes_post_as_one_argument(stub_venv, target, post):
-    said = run_make_target(stub_venv, target, f"POST={post}")
-    assert f"--post={post}" in said["argv"], said
+    result = subprocess.run(["make", "--no-print-directory", "-s", "-f", str(REPO_ROOT / "Makefile"), target,
+                             f"POST={post}"], cwd=stub_venv, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stdout + result.stderr
+    calls = [json.loads(line)["argv"] for line in result.stdout.splitlines() if line.startswith("{")]
+    # make execute also brings the setup cells in line before and writes the links after: the tool named gets POST
+    assert any(f"--post={post}" in argv for argv in calls), calls
 
 
 @pytest.mark.parametrize("post, hint", [
@@ -326,7 +332,7 @@ def test_post_matching_nothing_says_what_would(tmp_path, post, hint):
     assert f"matches {post!r}; " in str(raised.value) and hint in str(raised.value), str(raised.value)
 
 
-@pytest.mark.parametrize("module", ["tools.execute_posts", "tools.check_posts"])
+@pytest.mark.parametrize("module", ["tools.run.execute_posts", "tools.check.check_posts"])
 def test_commands_with_a_post_matching_nothing_say_so_in_one_line(module):
     result = subprocess.run([sys.executable, "-m", module, "--post=it's"], cwd=REPO_ROOT, capture_output=True,
                             text=True, timeout=60)
@@ -339,7 +345,7 @@ def test_commands_with_a_post_matching_nothing_say_so_in_one_line(module):
 def test_a_tools_own_files_are_written_with_the_notebooks_or_not_at_all(tmp_path, monkeypatch, capsys, disk_full):
     import errno
 
-    from tools import notebooks
+    from tools.core import notebooks
     path = save_post(publishable(), tmp_path / "posts")
     thumbnail = path.parent / "thumbnail.png"
     before = tree(tmp_path)
@@ -385,7 +391,7 @@ WRONG_SPREADS = [
 @pytest.mark.parametrize("make, said", WRONG_SPREADS, ids=["list", "no-page", "runs-mapping", "digest-number",
                                                            "text-number", "number-text", "run-text"])
 def test_a_sealed_spread_report_of_the_wrong_shape_is_one_line(tmp_path, capsys, make, said):
-    from tools.spread_report import SPREAD_REPORT, code_sha256, spread_seal
+    from tools.measure.spread_report import SPREAD_REPORT, code_sha256, spread_seal
     nb = publishable(ran("show_spread(read_spread(), ['exact'])", stream("1 re-runs of this notebook\n")))
     report = make(code_sha256(nb))
     if isinstance(report, dict):
@@ -410,12 +416,13 @@ WRONG_ABLATIONS = [
 
 @pytest.mark.parametrize("break_it, said", WRONG_ABLATIONS, ids=["rows", "row-score", "row-name", "code", "epochs"])
 def test_a_sealed_ablation_report_of_the_wrong_shape_is_one_line(tmp_path, capsys, break_it, said):
-    from tools import ablations
+    from tools.live import ablation_report
+    from tools.core.seal import seal_of
     made = {"rows": [{"key": "nothing", "name": "nothing", "mnist": 0.9, "synthetic": 0.8, "pen_test_1": 0.7,
-                      "pen_test_2": 0.6, "pen_test_3": 0.5}], **ablations.BUDGET, "code": ablations.code_digests(),
+                      "pen_test_2": 0.6, "pen_test_3": 0.5}], **ablation_report.BUDGET, "code": ablation_report.code_digests(),
             "machine": "x86_64", "made": "2026-12-01 17:48 UTC"}
     break_it(made)
-    made["seal"] = ablations.seal(made)
+    made["seal"] = seal_of(made)
     path = save_post(publishable(ran("print('the ablation report')", stream("see below\n"))), tmp_path / "posts")
     (path.parent / "ablations.json").write_text(json.dumps(made))
     assert check_posts.main([str(path)]) == 1

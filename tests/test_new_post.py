@@ -3,14 +3,16 @@ import errno
 import re
 from datetime import date
 
+import nbformat
 import pytest
 
 from tests.factory import repository_copy
-from tools import new_post as new_post_tool, notebooks
-from tools.check_posts import check_notebook
-from tools.inline_helpers import setup_drift
-from tools.new_post import TITLE_VARIABLE, PostExists, create_post, main, slugify
-from tools.notebooks import (
+from tools.author import new_post as new_post_tool
+from tools.core import notebooks
+from tools.check.check_posts import check_notebook
+from tools.author.inline_helpers import setup_drift
+from tools.author.new_post import TITLE_VARIABLE, PostExists, create_post, main, slugify
+from tools.core.notebooks import (
     PARAMETERS_TAG, SETUP_TAG, NotebookError, blog_metadata, front_matter, has_tag, read_notebook,
 )
 
@@ -38,13 +40,14 @@ def test_scaffold_fails_check_only_for_what_the_author_must_add(new_post):
     problems = [str(problem).split(": ", 1)[1] for problem in check_notebook(new_post)]
     expected = {"notebook: no provenance"} | {f"cell {n} (code): has no outputs" for n in (2, 4, 5, 7, 9, 11)} | {
         f"cell {n} (markdown): placeholder TODO left in the text" for n in (1, 8, 10)} | {
-        "cell 9 (code): placeholder TODO left in fig-cap, fig-alt"}
+        "cell 9 (code): placeholder TODO left in fig-cap, fig-alt",
+        "notebook metadata: placeholder TODO left in blog.thumbnail's alt, the thumbnail's alt text"}
     assert {re.sub(r"[:;] (its|it never|run|write).*", "", problem) for problem in problems} == expected, problems
 
 
 @pytest.mark.slow
 def test_scaffold_runs_as_a_smoke_run(new_post):
-    from tools.smoke_run import smoke_run
+    from tools.run.smoke_run import smoke_run
     executed = smoke_run(new_post, echo=lambda line: None)
     assert any("image/png" in out.get("data", {}) for cell in executed.cells for out in cell.get("outputs", []))
 
@@ -188,3 +191,19 @@ def test_a_broken_site_config_or_helper_is_named_and_nothing_made(tmp_path, repo
         create_post("Reading words aloud", date(2026, 12, 1), posts_dir=tmp_path / "posts", root=repo_root)
     assert said in str(refused.value) and "\n" not in str(refused.value), str(refused.value)
     assert not (tmp_path / "posts").exists()
+
+
+def test_the_scaffolds_thumbnail_reads_in_the_listing(new_post):
+    """The first figure as `figure(6, 3.2)` draws it (660 x 352 px at 110 dpi) is illegible whole in the
+    home page's listing; the scaffold's blog.thumbnail shows a part that reads, and check says so if dropped."""
+    import base64
+    from tests.test_post_links import png_of
+    from tools.author.post_links import png_size, thumbnail_figure, thumbnail_problem
+    nb = read_notebook(new_post)
+    assert blog_metadata(nb)["thumbnail"]["figure"] == "fig-first" and thumbnail_figure(nb) is None
+    figure_cell = next(cell for cell in nb.cells if "label: fig-first" in cell.source)
+    figure_cell.outputs = [nbformat.v4.new_output("display_data", data={
+        "image/png": base64.b64encode(png_of(660, 352)).decode(), "text/plain": "<Figure>"})]
+    assert thumbnail_problem(nb) is None and png_size(thumbnail_figure(nb)[1]) == (363, 176)
+    del blog_metadata(nb)["thumbnail"]
+    assert thumbnail_problem(nb).startswith("all of fig-first, the first figure, 660\u00d7352 px: the home page's")

@@ -8,8 +8,8 @@ from _pen import (
     PEN_COUNT, PEN_WHEEL, PenDataError, fetch_pen_wheel, ink_aspects, parse_pen_digits,
     pen_halves, pen_numbers, pen_set,
 )
-from tools import pen_set as tool
-from tools.reader_model import END, PAD
+from tools.live import pen_set as tool
+from _reader import END, PAD
 
 ROW = "47, 100, 27, 81, 57, 37, 26, 0, 0, 23, 56, 53, 100, 90, 40, 98, 8"
 ASPECTS = np.full(10, 0.7)  # fixed here, so the pinned digest does not depend on MNIST
@@ -95,7 +95,7 @@ def test_the_tool_scores_a_reader_by_length(tmp_path, monkeypatch):
     canvases = np.zeros((3, 28, 84), dtype=np.uint8)
     sets = {"test": (canvases, ["1", "22", "333"])}
     # a reader that reads every canvas as "1": right on the one-digit number only
-    monkeypatch.setattr("tools.reader_model.onnx_reader", lambda folder: None)
-    monkeypatch.setattr("tools.reader_model.read_all",
+    monkeypatch.setattr("tools.live.onnx_reading.onnx_reader", lambda folder: None)
+    monkeypatch.setattr("tools.live.onnx_reading.read_all",
                         lambda reader, images: np.tile([1, END, PAD, PAD], (len(images), 1)))
     assert tool.score(tmp_path, sets) == {"test": {1: 1.0, 2: 0.0, 3: 0.0, "all": 1 / 3}}

@@ -3,8 +3,8 @@ shared image is a figure the post made."""
 import pytest
 
 from tests.factory import publishable
-from tools.notebooks import NotebookError, front_matter
-from tools.post_links import expected_links, links_drift, repository_url, write_links
+from tools.core.notebooks import NotebookError, front_matter
+from tools.author.post_links import expected_links, links_drift, repository_url, write_links
 
 
 def test_links_point_at_this_posts_notebook():
@@ -38,10 +38,10 @@ def test_repository_url_is_read_from_quarto_config(tmp_path):
 
 def test_check_mode_reports_and_fix_mode_writes_links(tmp_path, monkeypatch, capsys):
     from tests.factory import save_post
-    from tools import post_links
-    from tools.notebooks import read_notebook
+    from tools.author import post_links
+    from tools.core.notebooks import read_notebook
     path = save_post(publishable(), tmp_path / "posts", links=False)
-    monkeypatch.setattr("tools.notebooks.find_posts", lambda substring=None: [path])
+    monkeypatch.setattr("tools.core.notebooks.find_posts", lambda substring=None: [path])
     before = path.read_bytes()
     assert post_links.main(["--check"]) == 1
     assert "cell 1 (front matter): links out of date" in capsys.readouterr().out and path.read_bytes() == before
@@ -61,7 +61,7 @@ def figure_cell(label, png_bytes, alt):
 
 
 def test_thumbnail_is_the_first_figure_copied_byte_for_byte(tmp_path):
-    from tools.post_links import THUMBNAIL, write_thumbnail
+    from tools.author.post_links import THUMBNAIL, write_thumbnail
     nb = publishable(figure_cell("fig-loss", b"first png", "A falling curve."),
                      figure_cell("fig-attention", b"second png", "Three heat maps."))
     write_links(nb, tmp_path.name, "https://github.com/owner/blog")
@@ -77,8 +77,8 @@ def test_thumbnail_is_the_first_figure_copied_byte_for_byte(tmp_path):
 
 
 def test_metadata_chooses_the_thumbnail_and_a_wrong_label_is_named(tmp_path):
-    from tools.notebooks import blog_metadata
-    from tools.post_links import thumbnail_figure
+    from tools.core.notebooks import blog_metadata
+    from tools.author.post_links import thumbnail_figure
     nb = publishable(figure_cell("fig-loss", b"first", "A curve."), figure_cell("fig-attention", b"second", "Maps."))
     blog_metadata(nb)["thumbnail"] = "fig-attention"
     assert thumbnail_figure(nb) == ("fig-attention", b"second", "Maps.")
@@ -101,11 +101,11 @@ def test_a_post_without_figures_gets_no_image_and_a_changed_alt_is_drift(tmp_pat
 
 def test_inline_writes_the_thumbnail_and_check_mode_sees_it_missing(tmp_path, monkeypatch, capsys):
     from tests.factory import save_post
-    from tools import post_links
-    from tools.notebooks import read_notebook
+    from tools.author import post_links
+    from tools.core.notebooks import read_notebook
     path = save_post(publishable(figure_cell("fig-x", b"png bytes", "An alt.")), tmp_path / "posts")
     (path.parent / "thumbnail.png").unlink()  # save_post writes it, as make inline does
-    monkeypatch.setattr("tools.notebooks.find_posts", lambda substring=None: [path])
+    monkeypatch.setattr("tools.core.notebooks.find_posts", lambda substring=None: [path])
     assert post_links.main(["--check"]) == 1
     assert "thumbnail.png (not the stored image of fig-x)" in capsys.readouterr().out
     assert post_links.main([]) == 0
@@ -127,8 +127,8 @@ def png_of(width, height):
 def test_a_thumbnail_may_be_a_part_of_a_figure_with_its_own_alt(tmp_path):
     import io
     from PIL import Image
-    from tools.notebooks import blog_metadata
-    from tools.post_links import THUMBNAIL, write_thumbnail
+    from tools.core.notebooks import blog_metadata
+    from tools.author.post_links import THUMBNAIL, write_thumbnail
     nb = publishable(figure_cell("fig-grid", png_of(200, 100), "The whole grid."))
     blog_metadata(nb)["thumbnail"] = {"figure": "fig-grid", "crop": [0.5, 0, 1, 0.5], "alt": "Its orange corner."}
     write_links(nb, tmp_path.name, "https://github.com/owner/blog")
@@ -152,8 +152,8 @@ def test_a_thumbnail_may_be_a_part_of_a_figure_with_its_own_alt(tmp_path):
     (["fig-grid"], "must be a figure label or"),
 ], ids=["reversed", "outside", "not-a-box", "no-alt", "unknown-key", "a-list"])
 def test_a_malformed_thumbnail_choice_is_named(choice, message):
-    from tools.notebooks import blog_metadata
-    from tools.post_links import thumbnail_figure
+    from tools.core.notebooks import blog_metadata
+    from tools.author.post_links import thumbnail_figure
     nb = publishable(figure_cell("fig-grid", png_of(20, 10), "The grid."))
     blog_metadata(nb)["thumbnail"] = choice
     with pytest.raises(NotebookError, match=message):
@@ -171,3 +171,78 @@ def test_markup_characters_in_the_cards_alt_are_not_escaped_twice():
     nb = publishable(figure_cell("fig-x", b"x", "Tokens 7, 8, <end> & <pad>; 2 < 3."))
     write_links(nb, "2026-01-01-example", "https://github.com/owner/blog")
     assert front_matter(nb)["image-alt"] == "Tokens 7, 8, end and pad; 2 less than 3."
+
+
+# ---- the thumbnail reads in the listing: the browser test's rule, from the PNG alone ----------------------
+
+def test_the_legibility_rule_is_the_listings_and_the_browser_tests():
+    """LISTING_BOX's height is index.qmd's image-height, FIGURE_DPI _style.py's, and the rule the one
+    tests/test_rendered_site.py asserts: shown at scale s, 8 pt text at 110 dpi must be 8 px or more."""
+    import yaml
+    from tests import test_rendered_site as browser_test
+    from tools.author.post_links import FIGURE_DPI, LISTING_BOX, largest_legible_thumbnail, shown_text_px
+    from tools.core.notebooks import FRONT_MATTER, REPO_ROOT
+    listing = yaml.safe_load(FRONT_MATTER.match((REPO_ROOT / "index.qmd").read_text()).group(1))["listing"]
+    assert listing["image-height"] == f"{LISTING_BOX[1]}px"
+    assert f'"figure.dpi": {FIGURE_DPI},' in (REPO_ROOT / "_style.py").read_text()
+    assert (browser_test.FIGURE_DPI, browser_test.SMALLEST_TEXT_PX) == (FIGURE_DPI, 8)
+    most = largest_legible_thumbnail()
+    assert most == (381, 183)
+    assert shown_text_px(most) >= 8 > shown_text_px((most[0], most[1] + 1)) and 8 > shown_text_px((most[0] + 1, 10))
+
+
+@pytest.mark.parametrize("size", [(232, 109), (275, 130), (264, 164), (276, 127), (381, 183)])
+def test_the_published_thumbnails_sizes_read(size):
+    from tools.core.notebooks import blog_metadata
+    from tools.author.post_links import thumbnail_problem
+    nb = publishable(figure_cell("fig-x", png_of(*size), "A part."))
+    assert thumbnail_problem(nb) is None
+    blog_metadata(nb)["thumbnail"] = {"figure": "fig-x", "crop": [0, 0, 1, 1], "alt": "All of it."}
+    assert thumbnail_problem(nb) is None
+
+
+def test_a_whole_figure_as_thumbnail_is_refused_with_the_crop_that_fits(tmp_path):
+    import json
+    import re
+    from tools.core.notebooks import blog_metadata
+    from tools.author.post_links import THUMBNAIL, png_size, thumbnail_problem, write_thumbnail
+    nb = publishable(figure_cell("fig-wide", png_of(660, 352), "The whole figure."))
+    problem = thumbnail_problem(nb)
+    assert problem.startswith("all of fig-wide, the first figure, 660\u00d7352 px: the home page's listing"), problem
+    assert "reads at 4.2 px (under 8)" in problem and "at most 381\u00d7183 px" in problem, problem
+    assert problem.endswith("then `make inline`") and "set notebook metadata blog.thumbnail to {" in problem
+    setting = json.loads(re.search(r"blog\.thumbnail to (\{.*?\}) \(crop", problem).group(1))
+    assert setting["figure"] == "fig-wide" and setting["crop"] == [0, 0, 0.575, 0.517], setting
+    blog_metadata(nb)["thumbnail"] = setting  # what the message says, as the author would paste it
+    assert thumbnail_problem(nb) is None
+    write_thumbnail(nb, tmp_path)
+    width, height = png_size((tmp_path / THUMBNAIL).read_bytes())
+    assert width <= 381 and height <= 183
+    blog_metadata(nb)["thumbnail"] = {"figure": "fig-wide", "crop": [0.2, 0.1, 0.9, 0.9], "alt": "Its middle."}
+    tall = thumbnail_problem(nb)  # a crop too large keeps its corner and its alt, and is narrowed
+    assert "a part of fig-wide, 462\u00d7282 px: " in tall, tall
+    assert '{"figure": "fig-wide", "crop": [0.2, 0.1, 0.775, 0.617], "alt": "Its middle."}' in tall, tall
+
+
+def test_a_figure_that_has_not_run_yet_gives_no_thumbnail_and_no_error():
+    from tests.factory import never_ran
+    from tools.core.notebooks import blog_metadata
+    from tools.author.post_links import thumbnail_figure, thumbnail_problem
+    nb = publishable(never_ran('#| label: fig-first\n#| fig-cap: "A."\n#| fig-alt: "B."\nplot()'))
+    blog_metadata(nb)["thumbnail"] = {"figure": "fig-first", "crop": [0, 0, 0.5, 0.5], "alt": "C."}
+    assert thumbnail_figure(nb) is None and thumbnail_problem(nb) is None
+    write_links(nb, "2026-01-01-example", "https://github.com/owner/blog")
+    assert "image" not in front_matter(nb)
+
+
+def test_the_same_thumbnail_as_another_posts_is_named(tmp_path):
+    from tests.factory import save_post
+    from tools.core.notebooks import read_notebook
+    from tools.author.post_links import duplicate_thumbnail
+    first = save_post(publishable(figure_cell("fig-x", png_of(200, 100), "A.")), tmp_path / "posts", "2026-01-01-one")
+    second = save_post(publishable(figure_cell("fig-y", png_of(200, 100), "B.")), tmp_path / "posts", "2026-01-02-two")
+    said = duplicate_thumbnail(read_notebook(second), second.parent)
+    assert said.startswith("the same picture as 2026-01-01-one's thumbnail.png") and "blog.thumbnail" in said
+    third = save_post(publishable(figure_cell("fig-z", png_of(200, 90), "C.")), tmp_path / "posts", "2026-01-03-three")
+    assert duplicate_thumbnail(read_notebook(third), third.parent) is None
+    assert duplicate_thumbnail(read_notebook(first), first.parent).endswith("then `make inline`")

@@ -13,7 +13,7 @@ import pytest
 import yaml
 
 from tests.factory import image, publishable, ran, stream
-from tools.notebooks import REPO_ROOT
+from tools.core.notebooks import REPO_ROOT
 
 WORKFLOW = REPO_ROOT / ".github" / "workflows" / "publish.yml"
 
@@ -51,7 +51,7 @@ def test_site_requirements_leave_out_torch_and_match_the_full_pins():
 
 def test_checks_run_with_torch_unimportable():
     blocker = ("import sys; sys.modules.update(torch=None, nbclient=None, numpy=None, matplotlib=None);"
-               "from tools import check_posts; sys.exit(check_posts.main())")
+               "from tools.check import check_posts; sys.exit(check_posts.main())")
     result = subprocess.run([sys.executable, "-c", blocker], cwd=REPO_ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "ready to publish" in result.stdout
@@ -65,7 +65,7 @@ def test_checks_pass_in_the_light_environment(tmp_path):
     subprocess.run([python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "-r",
                     REPO_ROOT / "requirements-site.txt"], check=True)
     assert subprocess.run([python, "-c", "import torch"], capture_output=True).returncode != 0
-    result = subprocess.run([python, "-m", "tools.check_posts"], cwd=REPO_ROOT, capture_output=True, text=True)
+    result = subprocess.run([python, "-m", "tools.check.check_posts"], cwd=REPO_ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
 
 

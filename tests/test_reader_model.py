@@ -2,7 +2,7 @@
 
 reader/model/ holds the post's encoder.onnx, decoder.onnx and card.json, each with the SHA-256
 the post printed; every share on the card is a percentage the post printed; `make reader-model`
-(tools/reader_model.py) refuses an export the post's stored outputs do not vouch for.
+(tools/live/reader_model.py) refuses an export the post's stored outputs do not vouch for.
 """
 import errno
 import json
@@ -15,13 +15,15 @@ import numpy as np
 import pytest
 
 from tests.factory import publishable, ran, save_post, stream
-from tools import notebooks, reader_model
-from tools.notebooks import blog_metadata, read_notebook, write_notebook_atomically
-from tools.reader_model import (
+from tools.core import notebooks
+from tools.live import reader_model
+from tools.core.notebooks import blog_metadata, read_notebook, write_notebook_atomically
+from tools.live.reader_model import (
     EXPORTED, EXPORTING_SLUG, LENGTH_KEYS, MODEL_DIR, SHARE_KEYS, PublishError, as_percent, card_problems,
-    exporting_post, file_sha256, graph_problems, onnx_sessions, publish, site_url,
+    exporting_post, file_sha256, graph_problems, publish, site_url,
 )
-from tools.printed import printed_digests, printed_text
+from tools.core.printed import printed_digests, printed_text
+from tools.live.onnx_reading import onnx_sessions
 
 
 def the_post():
@@ -385,7 +387,7 @@ def test_make_reader_model_names_a_broken_site_config(tmp_path, monkeypatch, cap
 
 def test_publish_trusts_no_digest_from_outputs_edited_after_the_run(tmp_path, served):
     """A printed digest proves the file only while the outputs are sealed: one typed in by hand does not."""
-    from tools.notebooks import read_notebook, write_notebook_atomically
+    from tools.core.notebooks import read_notebook, write_notebook_atomically
     post = exporting_fixture(tmp_path / "posts")
     card = post.parent / "model" / "card.json"
     card.write_text(card.read_text().replace("A fixture post", "A post edited by hand"))

@@ -34,9 +34,9 @@ from urllib.parse import unquote, urlsplit
 import pytest
 import yaml
 
-from tools.browser import CHROMIUM, CHROMIUM_FLAGS, html_pages, served
-from tools.notebooks import POSTS_DIR, REPO_ROOT, cell_options, find_posts, front_matter, read_notebook
-from tools.series import series_order
+from tools.site.browser import CHROMIUM, CHROMIUM_FLAGS, html_pages, served
+from tools.core.notebooks import POSTS_DIR, REPO_ROOT, cell_options, find_posts, front_matter, read_notebook
+from tools.author.series import series_order
 
 SITE = REPO_ROOT / "_site"
 SITE_URL = yaml.safe_load((REPO_ROOT / "_quarto.yml").read_text())["website"]["site-url"]
@@ -570,7 +570,9 @@ def test_thumbnails_are_distinct_legible_and_shown_whole(rendered_site, browser)
         scale = min(width / natural_width, height / natural_height)
         if thumbnail["fit"] in ("cover", "fill"):
             assert abs(width / height - natural_width / natural_height) < 0.05 * width / height, thumbnail
-        assert scale * 8 * FIGURE_DPI / 72 >= SMALLEST_TEXT_PX, f"{thumbnail['src']}: shown at {scale:.2f} of its size"
+        assert scale * 8 * FIGURE_DPI / 72 >= SMALLEST_TEXT_PX, (
+            f"{thumbnail['src']}: shown at {scale:.2f} of its size, its text under {SMALLEST_TEXT_PX} px; crop it with "
+            "notebook metadata blog.thumbnail (`make check` names a crop that fits), then `make inline`")
 
 
 def test_no_one_entry_contents_and_no_citation_that_repeats_its_author(rendered_site):

@@ -5,8 +5,8 @@ import warnings
 import pytest
 
 from tests.factory import image, md, publishable, ran, reseal, save_post, stream
-from tools.check_posts import check_notebook
-from tools.notebooks import blog_metadata
+from tools.check.check_posts import check_notebook
+from tools.core.notebooks import blog_metadata
 
 FIGURE = '#| label: fig-x\n#| fig-cap: "A plot."\n#| fig-alt: "A line."\nshow()'
 

@@ -4,10 +4,10 @@ import re
 import pytest
 
 from tests.factory import FRONT_MATTER, md, publishable, save_post
-from tools.check_posts import check_notebook
-from tools.notebooks import POSTS_DIR, REPO_ROOT, NotebookError, front_matter, read_notebook, write_notebook_atomically
-from tools.post_links import links_drift, repository_url, write_links
-from tools.series import SERIES_FILE, series_order
+from tools.check.check_posts import check_notebook
+from tools.core.notebooks import POSTS_DIR, REPO_ROOT, NotebookError, front_matter, read_notebook, write_notebook_atomically
+from tools.author.post_links import links_drift, repository_url, write_links
+from tools.author.series import SERIES_FILE, series_order
 
 FOLDERS = ["2026-01-01-first", "2026-01-02-second", "2026-01-03-third"]
 

@@ -7,7 +7,7 @@ import re
 
 import yaml
 
-from tools.notebooks import REPO_ROOT, find_posts, front_matter, read_notebook
+from tools.core.notebooks import REPO_ROOT, find_posts, front_matter, read_notebook
 
 CONFIG = yaml.safe_load((REPO_ROOT / "_quarto.yml").read_text())
 

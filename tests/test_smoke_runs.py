@@ -9,10 +9,10 @@ import re
 import pytest
 
 from tests.factory import md, never_ran, publishable, save_post
-from tools.check_posts import check_notebook
-from tools.execute_posts import ExecutionFailed
-from tools.notebooks import blog_metadata, find_posts, post_name
-from tools.smoke_run import smoke_run
+from tools.check.check_posts import check_notebook
+from tools.run.execute_posts import ExecutionFailed
+from tools.core.notebooks import blog_metadata, find_posts, post_name
+from tools.run.smoke_run import smoke_run
 
 pytestmark = pytest.mark.slow
 
@@ -79,7 +79,7 @@ def test_smoke_run_is_deterministic(training_post):
 
 
 def test_smoke_output_saved_as_post_is_refused(training_post):
-    from tools.notebooks import write_notebook_atomically
+    from tools.core.notebooks import write_notebook_atomically
     write_notebook_atomically(smoke_run(training_post, echo=lambda line: None), training_post)
     assert any("smoke run" in str(problem) for problem in check_notebook(training_post))
 

@@ -13,13 +13,19 @@ import pytest
 import _spread
 from _spread import template_like
 from tests.factory import md, publishable, ran, recorded, reseal, save_post, stream
-from tools import compare_run, numerics, spread
-from tools.compare_run import AGREES, DISAGREES, NOT_COMPARABLE, report_on
-from tools.notebooks import POSTS_DIR, REPO_ROOT, blog_metadata, find_posts, read_notebook, write_notebook_atomically
-from tools.spread_report import (
-    SPREAD_REPORT, claim_problems, code_sha256, read_report, report_path, report_problems, results_of, sealed,
-    shows_spread, spread_seal, spreads,
+from tools.measure import compare_run
+from tools.core import numerics
+from tools.measure import spread
+from tools.measure.compare_run import AGREES, DISAGREES, NOT_COMPARABLE, report_on
+from tools.core.notebooks import POSTS_DIR, REPO_ROOT, blog_metadata, find_posts, read_notebook, write_notebook_atomically
+from tools.measure.spread_report import (
+    SPREAD_REPORT, claim_problems, code_sha256, read_report, report_path, report_problems, results_of,
+    shows_spread, spreads,
 )
+from tools.core.seal import seal_of, sealed
+from tools.measure.spread_report import CODE_DIGEST, legacy_code_sha256
+from tools.author.inline_helpers import SECTION
+from tools.core.notebooks import SETUP_TAG
 
 RERUNS = REPO_ROOT.parent / "shared" / "reruns"
 POSTS = [path for path in sorted(POSTS_DIR.glob("*/index.ipynb")) if shows_spread(read_notebook(path))]
@@ -62,7 +68,7 @@ def test_a_range_is_written_as_the_page_writes_the_result(text, value, expected)
 
 def test_the_post_and_the_tools_seal_a_report_alike():
     report = {"runs": [a_run(87.9)], "page": {"results": {}}, "code_sha256": "0" * 64}
-    assert _spread.spread_seal(report) == spread_seal(report)
+    assert _spread.spread_seal(report) == seal_of(report)
     assert _spread.SPREAD_REPORT == SPREAD_REPORT
 
 
@@ -78,7 +84,7 @@ def a_post(tmp_path, prose, exact="87.9", runs=("86.1", "88.0", "87.5"), shown=(
     nb = publishable(md(prose), ran("print('training')", recorded("exact", f"{exact}%", float(exact), label="read exactly"),
                                     recorded("parameters", "534,348", 534348.0)), *shown)
     path = save_post(nb, tmp_path / "posts")
-    report = sealed({"code_sha256": code_sha256(nb), "page": {"results": results_of(nb)},
+    report = sealed({"code_sha256": code_sha256(nb), "code_digest": CODE_DIGEST, "page": {"results": results_of(nb)},
                      "runs": [a_run(float(value), seed=seed) for seed, value in enumerate(runs)]})
     report_path(path.parent).write_text(json.dumps(report), encoding="utf-8")
     return nb, path
@@ -197,7 +203,7 @@ def printed_range(low="86.1%", high="88.0%", count=3):
 
 
 def spread_problems(tmp_path, shown):
-    from tools.check_posts import check_notebook
+    from tools.check.check_posts import check_notebook
     _, path = a_post(tmp_path, "Text.", shown=[shown])
     return [str(problem) for problem in check_notebook(path)]
 
@@ -305,8 +311,8 @@ def test_every_post_has_a_report_of_its_own_code_and_agrees_with_it(path):
 @pytest.mark.slow
 def test_a_real_run_with_another_seed_is_classified_as_its_values_say(tmp_path):
     """Post 3 (a minute) run for real with a seed no run of the report used, then compared."""
-    from tools import standin_data
-    from tools.execute_posts import execute_copy
+    from tools.run import standin_data
+    from tools.run.execute_posts import execute_copy
     [post] = find_posts("numbers-aloud")
     report = read_report(report_path(post.parent))
     seed = 1 + max(run["seed"] for run in report["runs"])
@@ -323,6 +329,71 @@ def test_a_real_run_with_another_seed_is_classified_as_its_values_say(tmp_path):
 
 
 def test_a_post_that_shows_no_spread_keeps_the_machine_s_own_kernels():
-    from tools.inline_helpers import setup_source
+    from tools.author.inline_helpers import setup_source
     assert "os.environ.setdefault" not in setup_source(["_results.py", "_style.py"])
     assert "os.environ.setdefault" in setup_source(["_results.py", "_spread.py"])
+
+
+def test_make_spread_says_what_it_will_cost_before_it_starts(capsys):
+    """The estimate: waves of runs, stretched when more jobs than cores, then the page alone."""
+    assert spread.expected_cost_s(600, 3, 2, 2) == 2 * 600 + 600
+    assert spread.expected_cost_s(600, 3, 3, 2) == 600 * 1.5 + 600
+    for name in ("three-digits", "handwriting"):
+        assert spread.main([f"--post={name}", "--estimate"]) == 0
+        line = capsys.readouterr().out
+        assert "expected cost: about" in line and "budget of a post's spread" in line, line
+    nb = read_notebook(find_posts("handwriting")[0])
+    recorded = blog_metadata(nb)["provenance"]["duration_s"]
+    said = spread.cost_line(nb, 3, 2, cores=2)
+    assert f"about {spread.expected_cost_s(recorded, 3, 2, 2) / 60:.0f} min" in said
+    assert ("OVER" in said) == (spread.expected_cost_s(recorded, 3, 2, 2) > spread.BUDGET_S)
+
+
+# ---- what the spread covers: what produces results --------------------------------------------------
+
+def with_setup(nb, computing="def read(x):\n    return x", showing="def result(*a):\n    print(*a)"):
+    """The notebook with a generated setup cell of one computing and one presentation helper."""
+    source = "\n".join(["#| code-fold: true", "", SECTION.format("_results.py"), showing, "",
+                         SECTION.format("_reader.py"), computing])
+    cell = nbformat.v4.new_code_cell(source, metadata={"tags": [SETUP_TAG]})
+    nb = copy.deepcopy(nb)
+    nb.cells.insert(1, cell)
+    return nb
+
+
+def test_a_caption_or_a_presentation_helper_keeps_the_spread_and_code_that_computes_does_not():
+    nb = publishable(md("Text."), ran("#| label: fig-a\n#| fig-cap: \"Old words.\"\nplot(x)"))
+    base = with_setup(nb)
+    digest = code_sha256(base)
+    recaptioned = copy.deepcopy(base)
+    recaptioned.cells[-1].source = recaptioned.cells[-1].source.replace("Old words.", "New, better words.")
+    assert code_sha256(recaptioned) == digest, "a caption produces no result"
+    assert code_sha256(with_setup(nb, showing="def result(*a):\n    pass")) == digest, "nor does how a result shows"
+    assert code_sha256(with_setup(nb, computing="def read(x):\n    return -x")) != digest, "the reader does"
+    changed = copy.deepcopy(base)
+    changed.cells[-1].source = changed.cells[-1].source.replace("plot(x)", "plot(2 * x)")
+    assert code_sha256(changed) != digest
+    assert legacy_code_sha256(recaptioned) != legacy_code_sha256(base), "the old digest read every character"
+
+
+def test_an_old_report_is_re_keyed_only_when_it_measured_this_very_notebook(tmp_path):
+    nb, path = a_post(tmp_path, "Text.")
+    old = json.loads(report_path(path.parent).read_text())
+    del old["code_digest"]
+    old["code_sha256"] = legacy_code_sha256(nb)
+    report_path(path.parent).write_text(json.dumps(sealed({k: v for k, v in old.items() if k != "seal"})))
+    assert report_problems(nb, path.parent) == [], "an old report is read the old way"
+    assert "re-keyed" in spread.migrate_digest(path)
+    made = json.loads(report_path(path.parent).read_text())
+    assert made["code_digest"] == CODE_DIGEST and made["code_sha256"] == code_sha256(nb)
+    assert made["seal"] == seal_of(made) and made["runs"] == old["runs"]
+    assert report_problems(nb, path.parent) == []
+    assert "already" in spread.migrate_digest(path)
+
+    nb, path = a_post(tmp_path / "b", "Text.")
+    stale = json.loads(report_path(path.parent).read_text())
+    del stale["code_digest"]
+    stale["code_sha256"] = "0" * 64
+    report_path(path.parent).write_text(json.dumps(sealed({k: v for k, v in stale.items() if k != "seal"})))
+    with pytest.raises(Exception, match="cannot be re-keyed"):
+        spread.migrate_digest(path)

@@ -6,9 +6,9 @@ import sys
 import numpy as np
 import pytest
 
-from tools import standin_data
-from tools.notebooks import REPO_ROOT
-from tools.standin_data import DataError, read_npz, sha256_of, snapshot_path
+from tools.run import standin_data
+from tools.core.notebooks import REPO_ROOT
+from tools.run.standin_data import DataError, read_npz, sha256_of, snapshot_path
 
 
 @pytest.fixture(scope="module")

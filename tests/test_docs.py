@@ -1,0 +1,63 @@
+"""The docs cannot drift from the code they describe: lists of helpers, exports and make targets agree.
+
+The helpers a post may declare are listed once, in tools/author/inline_helpers.py (HELPERS); the
+modules `make export` writes once, in tools/author/export_cells.py (EXPORTS). Wherever prose lists
+helpers (three or more named together in a parenthesis that follows the word "helpers"), it
+lists them all; `make export`'s help
+names every module it writes; every make target the README or docs/ tell you to run exists.
+"""
+import re
+import subprocess
+
+from tools.author.export_cells import EXPORTS
+from tools.author.inline_helpers import HELPERS
+from tools.core.notebooks import REPO_ROOT
+
+HELPER_NAME = re.compile(r"_[a-z]+\.py")
+HELPER_LIST = re.compile(r"helpers[^()]{0,80}\(([^()]*)\)", re.S)
+
+
+def documents():
+    texts = [REPO_ROOT / "README.md", REPO_ROOT / "Makefile", *sorted((REPO_ROOT / "docs").glob("*.md")),
+             *sorted((REPO_ROOT / "tools").rglob("*.py"))]
+    return {path.relative_to(REPO_ROOT).as_posix(): path.read_text(encoding="utf-8") for path in texts}
+
+
+def partial_helper_lists(text):
+    """Each parenthesis naming three or more helpers but not all of them: (the names, what is missing)."""
+    found = []
+    for inside in HELPER_LIST.findall(text):
+        named = set(HELPER_NAME.findall(inside)) & set(HELPERS)
+        if len(named) >= 3 and named != set(HELPERS):
+            found.append((sorted(named), sorted(set(HELPERS) - named)))
+    return found
+
+
+def test_a_list_of_helpers_in_the_docs_lists_them_all():
+    drifted = {name: lists for name, text in documents().items() if (lists := partial_helper_lists(text))}
+    assert drifted == {}, f"these lists leave helpers out (HELPERS is the one list): {drifted}"
+
+
+def test_the_drift_check_finds_a_partial_list():
+    assert partial_helper_lists("copies the helpers (_results.py, _style.py, _arch.py) in") == [
+        (["_arch.py", "_results.py", "_style.py"], sorted(set(HELPERS) - {"_results.py", "_style.py", "_arch.py"}))]
+    assert partial_helper_lists("the helpers it declares (" + ", ".join(HELPERS) + ")") == []
+    assert partial_helper_lists("the code (_reader.py, _cure.py, _pen.py)") == []  # not a list of helpers
+
+
+def make_help():
+    return subprocess.run(["make", "--no-print-directory", "-s", "help"], cwd=REPO_ROOT, capture_output=True,
+                          text=True, check=True).stdout
+
+
+def test_make_export_help_names_every_module_it_writes():
+    line = next(line for line in make_help().splitlines() if line.startswith("export"))
+    assert all(module in line for module in EXPORTS), line
+
+
+def test_every_make_target_the_docs_name_exists():
+    targets = {line.split()[0] for line in make_help().splitlines() if line.strip()}
+    named = {name: set(re.findall(r"`make ([a-z][a-z-]*)", text)) for name, text in documents().items()
+             if name.endswith(".md")}
+    unknown = {name: sorted(found - targets) for name, found in named.items() if found - targets}
+    assert unknown == {}, f"the docs name make targets that `make help` does not list: {unknown}"

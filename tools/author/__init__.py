@@ -1,0 +1,1 @@
+"""Writing a post: scaffolding, exporting marked cells, inlining helpers, links and the series order."""

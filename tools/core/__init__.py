@@ -1,0 +1,1 @@
+"""Notebook I/O, paths, what outputs print, data sources, the pinned numeric path: what every tool needs."""

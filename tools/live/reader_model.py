@@ -1,0 +1,469 @@
+"""Publish and score the model behind the live reader (reader/).
+
+The live reader lets a visitor draw a number and watch it being read one digit at a
+time, in the browser, on a static site. Its model is trained, measured and exported by
+a post, not by this tool: post 4 (posts/2026-07-09-reading-handwriting, the notebook
+whose metadata says `"blog": {"exports_reader": true}`) trains post 2's compact design
+with augmentation, exports it with `torch.onnx.export` as two graphs (an encoder:
+canvas -> patch memory; a one-step decoder: memory and the tokens so far -> next-token
+scores and the last block's cross-attention), writes them and card.json into its own
+model/ folder, and prints each file's SHA-256. So the post is the one definition of
+the model, and every number on the page's card is one the post printed.
+
+Publishing copies those three files into reader/model/, after checking that they are
+the ones the post's stored run made (their digests are in its outputs), that card.json
+has what the page reads, with the types it reads them as, and that the graphs load
+and have the inputs and outputs the page feeds and reads. It is all or nothing: every
+check runs first, the new folder is written in full beside reader/model/ under a
+temporary name (where a full disk stops it, and it is removed), and only then swapped
+with reader/model/ in one rename; a failure at any point leaves reader/model/ as it was
+and nothing else behind.
+
+    python -m tools.live.reader_model            # publish the post's export into reader/model (make reader-model)
+    python -m tools.live.reader_model --score    # score reader/model's ONNX files, by number of digits
+    python -m tools.live.reader_model --examples # rewrite reader/examples.png and .json (held-out canvases)
+"""
+import argparse
+import ctypes
+import errno
+import hashlib
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from tools.run import standin_data
+from tools.core.seal import check_provenance, check_seal
+from tools.core.notebooks import (
+    POSTS_DIR, REPO_ROOT, NotebookError, blog_metadata, cannot_write, find_posts, new_folder_mode,
+    post_name, read_notebook, shown, site_config, write_files_atomically,
+)
+from tools.author.post_links import website_setting
+from tools.core.printed import printed_digests
+from tools.live import handwriting_set, pen_set
+from tools.live.onnx_reading import canvases, onnx_reader, onnx_session, read_all
+from tools.live.reader_files import EXPORT_FLAG, EXPORT_FOLDER, EXPORTED, MODEL_DIR, PublishError
+from _reader import END, PAD, START
+
+READER_DIR = REPO_ROOT / "reader"
+EXAMPLES = 32  # held-out canvases shipped with the page as a sprite
+HELD_OUT = 10_000  # MNIST test canvases --score reads
+
+# The post that exports the model: found by its metadata flag, else by this folder name.
+EXPORTING_SLUG = "2026-07-09-reading-handwriting"
+
+CARD_KEYS = ("post", "parameters", "recipe", "temperature", "unsure_below", "mnist_exact", "handwriting_exact",
+             "pen_exact", "mnist_canvases", "handwriting_canvases", "pen_canvases", "handwriting_sha256", "pen_sha256",
+             "tokens", "data", "torch")
+SHARE_KEYS = ("mnist_exact", "handwriting_exact", "pen_exact")
+LENGTH_KEYS = ("1", "2", "3", "all")
+RECIPE_KEYS = ("width", "heads", "encoder_blocks", "decoder_blocks", "label_smoothing")
+# The graphs' inputs and outputs, by name, as reader/reader.js feeds and reads them.
+GRAPH_SIGNATURES = {"encoder.onnx": (["image"], ["memory"]),
+                    "decoder.onnx": (["memory", "tokens"], ["logits", "cross_attention"])}
+
+
+# ---- the exporting post and what it printed ----------------------------------------------------
+
+def exporting_post(posts_dir=POSTS_DIR):
+    """The notebook that exports the reader's model: the one flagged `exports_reader`, else EXPORTING_SLUG's."""
+    try:
+        flagged = [path for path in find_posts(posts_dir=posts_dir)
+                   if blog_metadata(read_notebook(path)).get(EXPORT_FLAG) is True]
+    except NotebookError as error:
+        raise PublishError(str(error)) from None
+    if len(flagged) > 1:
+        raise PublishError(f"{len(flagged)} posts say \"{EXPORT_FLAG}\": true ("
+                           + ", ".join(path.parent.name for path in flagged)
+                           + "): the live reader serves one model; keep the flag on one post")
+    if flagged:
+        return flagged[0]
+    by_name = posts_dir / EXPORTING_SLUG / "index.ipynb"
+    if by_name.exists():
+        return by_name
+    raise PublishError(f"no post exports the live reader's model: none under {posts_dir} has "
+                       f"\"blog\": {{\"{EXPORT_FLAG}\": true}} in its metadata, and {EXPORTING_SLUG}/ does not exist")
+
+
+def execute_command(post):
+    """How a message tells the author to re-run the post: make execute POST=<folder name without its date>."""
+    return f"make execute POST={re.sub(r'^[0-9]{4}-[0-9]{2}-[0-9]{2}-', '', Path(post).parent.name)}"
+
+
+def file_sha256(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def as_percent(share):
+    """A share as the post prints it: `97.2 %`."""
+    return f"{100 * share:.1f} %"
+
+
+# ---- checks before publishing -------------------------------------------------------------------
+
+def site_url(root=REPO_ROOT):
+    """_quarto.yml's website.site-url, ending in /; NotebookError naming the file when it is missing or not YAML."""
+    site_config(root)
+    return website_setting("site-url", root).rstrip("/") + "/"
+
+
+def is_number(value):
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def is_share(value):
+    return is_number(value) and 0 <= value <= 1
+
+
+def is_count(value):
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
+def is_text(value):
+    return isinstance(value, str) and value.strip() != ""
+
+
+def card_problems(card, post_folder):
+    """What is missing or wrong in a card the page is to read, types included; [] when nothing is.
+
+    Every key the page or this tool's summary reads is checked for the type it is read as,
+    so nothing can fail once reader/model/ has been replaced.
+    """
+    if not isinstance(card, dict):
+        return [f"card.json holds {type(card).__name__}, not a JSON object"]
+    problems = [f"no \"{key}\"" for key in CARD_KEYS if key not in card]
+    post = card.get("post")
+    if "post" in card:
+        url = post.get("url", "") if isinstance(post, dict) else ""
+        if not isinstance(post, dict) or not is_text(post.get("title")):
+            problems.append("\"post\" needs a \"title\" (text)")
+        expected = f"{site_url()}posts/{post_folder}/"
+        if url != expected:
+            problems.append(f"\"post\".\"url\" is {url!r}, not {expected}")
+    for key in SHARE_KEYS:
+        shares = card.get(key)
+        if key in card and not (isinstance(shares, dict) and all(
+                is_share(shares.get(length)) for length in LENGTH_KEYS)):
+            problems.append(f"\"{key}\" needs shares in [0, 1] for \"1\", \"2\", \"3\" and \"all\"")
+    recipe = card.get("recipe")
+    if "recipe" in card:
+        if not (isinstance(recipe, dict) and all(key in recipe for key in RECIPE_KEYS)):
+            problems.append("\"recipe\" needs " + ", ".join(RECIPE_KEYS))
+        else:
+            wrong = [key for key in RECIPE_KEYS[:-1] if not is_count(recipe[key])]
+            if wrong:
+                problems.append(f"\"recipe\" needs whole numbers above 0 for {', '.join(wrong)}")
+            if not (is_number(recipe["label_smoothing"]) and 0 <= recipe["label_smoothing"] < 1):
+                problems.append("\"recipe\".\"label_smoothing\" must be a number from 0 up to 1")
+    for key in ("parameters", "mnist_canvases", "handwriting_canvases", "pen_canvases"):
+        if key in card and not is_count(card[key]):
+            problems.append(f"\"{key}\" is {json.dumps(card[key])[:40]}, not a whole number above 0")
+    for key in ("handwriting_sha256", "pen_sha256"):
+        if key in card and not (isinstance(card[key], str) and re.fullmatch(r"[0-9a-f]{64}", card[key])):
+            problems.append(f"\"{key}\" must be 64 lower-case hex digits")
+    if "temperature" in card and not (is_number(card["temperature"]) and 0 < card["temperature"] <= 100):
+        problems.append("\"temperature\" must be a number above 0 (the page divides the logits by it)")
+    for key in ("data", "torch"):
+        if key in card and not is_text(card[key]):
+            problems.append(f"\"{key}\" is {json.dumps(card[key])[:40]}, not text")
+    if "tokens" in card and card["tokens"] != {"start": START, "end": END, "pad": PAD}:
+        problems.append(f"\"tokens\" is {card['tokens']}, but the page reads start {START}, end {END}, pad {PAD}")
+    if "unsure_below" in card and not (is_number(card["unsure_below"]) and 0 < card["unsure_below"] < 1):
+        problems.append("\"unsure_below\" must be a probability between 0 and 1")
+    return problems
+
+
+def served_summary(card):
+    """The line `make reader-model` ends with; only for a card with no card_problems."""
+    shares = {key: as_percent(card[key]["all"]) for key in SHARE_KEYS}
+    return (f"the live reader now serves {card['post']['title']!r}: {card['parameters']:,} parameters; exact on "
+            f"MNIST held-out {shares['mnist_exact']}, the pen test half {shares['pen_exact']}, "
+            f"synthetic {shares['handwriting_exact']}")
+
+
+def graph_problems(folder):
+    """Graphs that do not load, or whose inputs or outputs are not the ones reader/reader.js feeds and reads."""
+    problems = []
+    for name in ("encoder.onnx", "decoder.onnx"):
+        try:
+            session = onnx_session(Path(folder) / name, label=name)
+        except PublishError as error:
+            problems.append(str(error))
+            continue
+        found = ([node.name for node in session.get_inputs()], [node.name for node in session.get_outputs()])
+        if found != GRAPH_SIGNATURES[name]:
+            problems.append(f"{name} takes {found[0]} and gives {found[1]}; the page feeds {GRAPH_SIGNATURES[name][0]} "
+                            f"and reads {GRAPH_SIGNATURES[name][1]}")
+    return problems
+
+
+def strict_json(text):
+    """JSON as a browser's JSON.parse reads it: NaN and Infinity, which Python accepts, are refused."""
+    def refuse(constant):
+        raise ValueError(f"{constant} is not JSON (a browser's JSON.parse refuses it)")
+    return json.loads(text, parse_constant=refuse)
+
+
+def checked_export(post):
+    """The post's export folder once every check passes; else PublishError naming the file and the fix."""
+    return checked_files(post)[0]
+
+
+def checked_files(post):
+    """(export folder, {file name: sha256 it was checked with}) once every check passes; else PublishError."""
+    post = Path(post)
+    where, rerun = post_name(post), execute_command(post)
+    folder = post.parent / EXPORT_FOLDER
+    try:
+        nb = read_notebook(post)
+    except NotebookError as error:
+        raise PublishError(str(error)) from None
+    # A digest is trusted only from outputs that are still what `make execute` sealed.
+    untrusted = [what for check in (check_provenance, check_seal) for _, what in check(nb, post, REPO_ROOT)]
+    if untrusted:
+        raise PublishError(f"{where}: its stored outputs are not the ones its run made and sealed, so the digests "
+                           f"they print prove nothing ({'; '.join(untrusted)}); re-execute the post: {rerun}")
+    printed = printed_digests(nb)
+    checked = {}
+    for name in EXPORTED:
+        path = folder / name
+        if not path.is_file():
+            raise PublishError(f"{where}: {EXPORT_FOLDER}/{name} does not exist: the post writes it when it runs; "
+                               f"re-execute the post: {rerun}")
+        try:
+            digest = checked[name] = file_sha256(path)
+        except OSError as error:
+            raise PublishError(f"{where}: cannot read {EXPORT_FOLDER}/{name} ({error.strerror or error}); "
+                               f"re-execute the post: {rerun}") from None
+        if digest not in printed.get(name, set()):
+            said = "prints no digest for it" if name not in printed else "prints another digest for it"
+            raise PublishError(f"{where}: {EXPORT_FOLDER}/{name} (sha256 {digest[:12]}…) is not the file the post's "
+                               f"stored run made (its outputs' `  {name}  sha256 …` line {said}); "
+                               f"re-execute the post: {rerun}")
+    try:
+        card = strict_json((folder / "card.json").read_text(encoding="utf-8"))
+    except ValueError as error:  # UnicodeDecodeError too
+        raise PublishError(f"{where}: {EXPORT_FOLDER}/card.json is not JSON ({error}); fix the cell that writes "
+                           f"it, then re-execute the post: {rerun}") from None
+    problems = card_problems(card, post.parent.name) + graph_problems(folder)
+    if problems:
+        raise PublishError(f"{where}: {EXPORT_FOLDER}/ is not what the live reader loads: " + "; ".join(problems)
+                           + f". Fix the cell that exports it, then re-execute the post: {rerun}")
+    return folder, checked
+
+
+def publish(post, model_dir=MODEL_DIR, echo=print):
+    """Replace `model_dir` with the post's checked export, all or nothing; returns the card.
+
+    Every check runs before anything is written. The new folder is then written in full
+    beside `model_dir` (".model.publishing-…"), and swapped with it in one rename; other
+    files of the old folder (the retired reader.pt) go with it. A failure at any point
+    (a full disk, a folder that is not writable, Ctrl-C) removes what was written and
+    leaves `model_dir` as it was: PublishError says what happened.
+    """
+    folder, checked = checked_files(post)
+    model_dir = Path(model_dir)
+    staging, done = None, False
+    try:
+        contents = {name: (folder / name).read_bytes() for name in EXPORTED}
+        changed = [name for name, data in contents.items() if hashlib.sha256(data).hexdigest() != checked[name]]
+        if changed:
+            raise PublishError(f"{post_name(post)}: {EXPORT_FOLDER}/{', '.join(changed)} changed while it was being "
+                               "checked; run make reader-model again")
+        model_dir.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{model_dir.name}.publishing-", dir=model_dir.parent))
+        write_files_atomically([(staging / name, data) for name, data in contents.items()])
+        os.chmod(staging, model_dir.stat().st_mode & 0o777 if model_dir.is_dir() else new_folder_mode())
+        card = json.loads(contents["card.json"].decode("utf-8"))
+        summary = [f"  {name}  sha256 {file_sha256(staging / name)}" for name in EXPORTED]
+        retired = sorted(entry.name for entry in model_dir.iterdir() if entry.name not in EXPORTED) \
+            if model_dir.is_dir() else []
+        swap_folders(staging, model_dir)
+        done = True
+    except OSError as error:
+        meant = Path(error.filename) if error.filename else model_dir
+        if staging is not None and meant.parent == staging:  # name the file it was to become, not the temporary
+            error.filename = str(model_dir / meant.name)
+        elif meant.name.startswith(f".{model_dir.name}.publishing-"):
+            error.filename = str(model_dir)
+        raise PublishError(f"{cannot_write(error, model_dir)}; {shown(model_dir)} is as it was, and nothing was "
+                           "left behind") from None
+    finally:
+        if staging is not None and staging.exists():  # the new folder on failure, the old one once swapped
+            shutil.rmtree(staging, ignore_errors=True)
+    if done:
+        remove_leftovers(model_dir)
+        for line in summary:
+            echo(line)
+        for name in retired:
+            echo(f"  removed {name}: the page loads only {', '.join(EXPORTED)}")
+    return card
+
+
+def remove_leftovers(model_dir):
+    """Folders an earlier publish left beside `model_dir` when it was killed outright (kill -9, power loss);
+    the older publish step's per-file temporaries inside it went with the old folder."""
+    for leftover in model_dir.parent.glob(f".{model_dir.name}.publishing-*"):
+        shutil.rmtree(leftover, ignore_errors=True)
+
+
+def swap_folders(new, target):
+    """Put folder `new` at `target` in one step; the old `target`, if any, is then at `new` (for removal).
+
+    Linux swaps two paths atomically (renameat2 with RENAME_EXCHANGE), so `target` is never
+    missing; elsewhere the old folder is renamed aside first and put back if the second rename fails.
+    """
+    new, target = Path(new), Path(target)
+    if not target.exists():
+        os.rename(new, target)
+        return
+    if exchange_paths(new, target):
+        return
+    aside = new.with_name(new.name + ".old")
+    os.rename(target, aside)
+    try:
+        os.rename(new, target)
+    except BaseException:
+        os.rename(aside, target)
+        raise
+    os.rename(aside, new)
+
+
+def exchange_paths(first, second):
+    """Swap two paths atomically where the system can (Linux 3.15+); False where it cannot."""
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(first), at_fdcwd, os.fsencode(second), rename_exchange) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):  # an old kernel, or a file system without it
+        return False
+    raise OSError(code, os.strerror(code), str(second))
+
+
+# ---- scoring -----------------------------------------------------------------------------------
+
+def score(folder=MODEL_DIR):
+    """{"mnist_exact": ..., "handwriting_exact": ..., "pen_exact": ...}: exact-sequence shares by length
+    ("1", "2", "3", "all") of the ONNX files in `folder`, on MNIST's held-out canvases, the synthetic
+    handwriting set and the blind test's pen test half."""
+    images, tokens = canvases("test", HELD_OUT)
+    by_length = {"mnist_exact": handwriting_set.exact_by_length(read_all(onnx_reader(folder), images), tokens),
+                 "handwriting_exact": handwriting_set.score_onnx(folder),
+                 "pen_exact": pen_set.score(folder, {"test": pen_set.halves()["test"]})["test"]}
+    return {key: {str(length): share for length, share in shares.items()} for key, shares in by_length.items()}
+
+
+def score_lines(scores, card=None):
+    """The table --score prints: one row per set, the card's figure beside each measured one."""
+    names = {"mnist_exact": f"MNIST held-out ({HELD_OUT:,})", "handwriting_exact": "synthetic handwriting (3,000)",
+             "pen_exact": "pen test half (3,000)"}
+    lines = ["exact-sequence accuracy through ONNX, by digits " + " | ".join(LENGTH_KEYS)
+             + ("   [card.json in brackets]" if card else "")]
+    for key, shares in scores.items():
+        carded = (card or {}).get(key) or {}
+        cells = [as_percent(shares[length]) + (f" [{as_percent(carded[length])}]" if length in carded else "")
+                 for length in LENGTH_KEYS]
+        lines.append(f"  {names[key]:<30} " + " | ".join(cells))
+    return lines
+
+
+def write_examples(test_set, folder):
+    """The first held-out canvases as one PNG sprite (stacked vertically) and their labels, both or neither."""
+    import io
+    from PIL import Image
+    images, tokens = test_set
+    sprite = (images[:EXAMPLES, 0].reshape(EXAMPLES * 28, 84).numpy() * 255).round().astype(np.uint8)
+    png = io.BytesIO()
+    Image.fromarray(sprite, mode="L").save(png, format="PNG", optimize=True)
+    labels = ["".join(str(t) for t in row if t < 10) for row in tokens[:EXAMPLES].tolist()]
+    write_files_atomically([
+        (Path(folder) / "examples.png", png.getvalue()),
+        (Path(folder) / "examples.json", json.dumps({"rows": EXAMPLES, "height": 28, "width": 84, "labels": labels})),
+    ])
+
+
+def scoring_card(path):
+    """The card to print beside the scores, or (None, why not) when it is missing or unreadable."""
+    if not path.exists():
+        return None, None
+    try:
+        card = strict_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        return None, f"{shown(path)} is not readable JSON ({error}); the scores are shown without it"
+    usable = isinstance(card, dict) and all(isinstance(card.get(key), dict) and all(
+        is_share(card[key].get(length)) for length in LENGTH_KEYS) for key in SHARE_KEYS)
+    return (card, None) if usable else (None, f"{shown(path)} holds no shares to compare; the scores are shown "
+                                              "without it")
+
+
+def score_command(folder):
+    """--score: the table, or one line saying why the model in `folder` cannot be scored; the exit status."""
+    folder = Path(folder)
+    problems = graph_problems(folder)
+    if problems:
+        print(f"cannot score {shown(folder)}: " + "; ".join(problems)
+              + ". Publish the post's model first: make reader-model", file=sys.stderr)
+        return 1
+    card, note = scoring_card(folder / "card.json")
+    if note:
+        print(note, file=sys.stderr)
+    try:
+        scores = score(folder)
+    except (standin_data.DataError, PublishError) as error:
+        print(error, file=sys.stderr)
+        return 1
+    except Exception as error:  # onnxruntime's own classes: graphs that load but do not run on the page's inputs
+        print(f"cannot score {shown(folder)}: reading through its graphs failed ({type(error).__name__}: "
+              f"{' '.join(str(error).split())[:200]}); publish the post's model again: make reader-model",
+              file=sys.stderr)
+        return 1
+    print("\n".join(score_lines(scores, card)))
+    return 0
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--score", action="store_true",
+                        help="score reader/model's ONNX files on MNIST held-out canvases, the synthetic set and the pen test half")
+    parser.add_argument("--examples", action="store_true",
+                        help="rewrite reader/examples.png and examples.json from the held-out canvases")
+    args = parser.parse_args(argv)
+    if args.examples:
+        try:
+            write_examples(canvases("test", HELD_OUT), READER_DIR)  # the count sets the draws: keep post 2's
+        except standin_data.DataError as error:
+            print(error, file=sys.stderr)
+            return 1
+        except OSError as error:
+            print(f"{cannot_write(error, READER_DIR / 'examples.png')}; the examples are as they were", file=sys.stderr)
+            return 1
+        print(f"wrote {READER_DIR.name}/examples.png and examples.json ({EXAMPLES} held-out canvases)")
+    if args.score:
+        return score_command(MODEL_DIR)
+    if args.examples:
+        return 0
+    try:
+        site_url(REPO_ROOT)  # a missing or malformed _quarto.yml is said here, before anything is read or written
+        post = exporting_post(POSTS_DIR)
+        print(f"publishing {post_name(post)}/{EXPORT_FOLDER} into {shown(MODEL_DIR)}:")
+        card = publish(post, MODEL_DIR)
+    except (PublishError, NotebookError) as error:
+        print(error, file=sys.stderr)
+        return 1
+    print(served_summary(card))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

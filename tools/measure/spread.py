@@ -1,0 +1,234 @@
+"""How far a re-run moves a post's results: run it again on other numeric paths and seeds.
+
+    make spread POST=part [RUNS=n] [JOBS=2]
+
+A post's numbers are one sample of a noisy process: another seed, or another CPU's
+kernels, gives other last digits, and training carries them further. This tool executes
+the post RUNS more times, each in a temporary copy of its folder (the committed notebook
+and its files are never touched), offline on the stand-in data:
+
+- on two numeric paths: `pinned`, the AVX2 kernels the setup cell asks for
+  (tools/core/numerics.py), and `native`, the machine's widest (AVX-512 here) with MKL and
+  oneDNN free to choose, which is what a CPU without the pins, or a reader's own
+  environment, may use;
+- with the seeds 0, 1, 2, ... injected into the parameters cell.
+
+The page itself is the pinned path with its own seed; the runs cover the other
+combinations, the three-run core first (native with the page's seed, pinned with the
+next, native with the one after), then the rest of the grid.
+
+Then it executes the post in place (`make execute`, offline), so that the page's own
+spread cell prints the ranges, and writes spread.json beside the notebook: per run its
+path, seed, environment, device, CPU and time, and every result it recorded; the page's
+results; the notebook's code digest; all under a seal (`make check` refuses a report
+that was edited, that measured other code, or whose page results are not the page's).
+Progress is printed per run and per cell.
+"""
+import argparse
+import itertools
+import json
+import math
+import multiprocessing
+import os
+import shutil
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+from tools.core import numerics
+from tools.run import standin_data
+from tools.run.execute_posts import ExecutionFailed, execute_copy, execute_in_place, refuse_stale_setups
+from tools.core.notebooks import (
+    REPO_ROOT, NotebookError, assigned_names, blog_metadata, find_posts, parameters_cell, post_name, read_notebook,
+)
+from tools.core.seal import sealed
+from tools.measure.spread_report import (
+    CODE_DIGEST, SPREAD_REPORT, ReportError, code_sha256, legacy_code_sha256, read_report, report_path, results_of,
+)
+
+DEFAULT_RUNS = 3  # the fewest that give two numeric paths and three seeds with the page's run
+
+
+def planned_runs(count, page_seed=0):
+    """[(path, seed)] for `count` runs beside the page's (pinned, page_seed): the core first, then the grid."""
+    seeds = itertools.count(page_seed)
+    grid = [(path, seed) for seed in (next(seeds) for _ in range(count + 1)) for path in ("native", "pinned")]
+    core = [("native", page_seed), ("pinned", page_seed + 1), ("native", page_seed + 2)]
+    ordered = core + [run for run in grid if run not in core and run != ("pinned", page_seed)]
+    return ordered[:count]
+
+
+def page_seed(nb):
+    cell = parameters_cell(nb)
+    if cell is None or "seed" not in assigned_names(cell.source):
+        raise NotebookError("has no `seed` in its parameters cell, so its runs cannot be given other seeds")
+    namespace = {}
+    exec(compile(cell.source, "parameters", "exec"), namespace)  # the post's own knobs: plain assignments
+    return int(namespace["seed"])
+
+
+def saved_run_path(path, numeric_path, seed):
+    return REPO_ROOT / ".cache" / "spread" / path.parent.name / f"{numeric_path}-seed{seed}.json"
+
+
+def saved_run(path, nb, numeric_path, seed):
+    """A run finished earlier of this very code (an interrupted `make spread`), or None."""
+    saved = saved_run_path(path, numeric_path, seed)
+    try:
+        entry = json.loads(saved.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return entry["run"] if entry.get("code_sha256") == code_sha256(nb) else None
+
+
+def run_once(job):
+    """Execute one copy of the post; returns the run's entry for the report, also kept in .cache/spread."""
+    path, (numeric_path, seed), label = job
+    nb = read_notebook(path)
+    earlier = saved_run(path, nb, numeric_path, seed)
+    if earlier is not None:
+        print(f"[{post_name(path)} {label}] finished before, by this code: kept", flush=True)
+        return {**earlier, "label": label}
+    env = {**standin_data.offline_environment(), **numerics.PATHS[numeric_path],
+           "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+    with tempfile.TemporaryDirectory(prefix="spread-") as scratch:
+        copy = Path(scratch) / path.parent.name
+        shutil.copytree(path.parent, copy, ignore=shutil.ignore_patterns(SPREAD_REPORT))
+        executed = execute_copy(nb, copy, f"{post_name(path)} {label}", overrides={"seed": seed}, env=env,
+                                kernel_retries=1, echo=lambda line: print(line, flush=True))
+    provenance = blog_metadata(executed)["provenance"]
+    entry = {"label": label, "path": numeric_path, "seed": seed, "environment": numerics.PATHS[numeric_path],
+            "numerics": provenance.get("numerics"), "device": provenance.get("device"),
+            "cpu": provenance.get("machine", {}).get("cpu"), "duration_s": provenance.get("duration_s"),
+            "results": results_of(executed)}
+    saved = saved_run_path(path, numeric_path, seed)
+    saved.parent.mkdir(parents=True, exist_ok=True)
+    write_report({"code_sha256": code_sha256(nb), "run": entry}, saved)
+    return entry
+
+
+def report(nb, runs, page_nb, name):
+    provenance = blog_metadata(page_nb)["provenance"]
+    return sealed({
+        "post": name,
+        "made_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "code_sha256": code_sha256(nb),
+        "code_digest": CODE_DIGEST,
+        "packages": provenance.get("packages"),
+        "machine": provenance.get("machine"),
+        "paths": numerics.PATHS,
+        "page": {"path": "pinned", "seed": page_seed(nb), "numerics": provenance.get("numerics"),
+                 "results": results_of(page_nb)},
+        "runs": runs,
+    })
+
+
+def write_report(made, path):
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(made, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    partial.replace(path)  # never a half-written report
+
+
+BUDGET_S = 3600  # what a post's spread should cost on two cores
+
+
+def expected_cost_s(run_s, count, jobs, cores):
+    """Seconds the runs and the page's own re-run take: the runs go `jobs` at a time, and more jobs than
+    cores share the cores, so each wave takes a run's time stretched by jobs/cores; then the page runs alone."""
+    waves = math.ceil(count / jobs)
+    return waves * run_s * max(1.0, jobs / cores) + run_s
+
+
+def cost_line(nb, count, jobs, cores=None):
+    """What the spread will cost, from the page's own recorded duration, said before anything runs."""
+    cores = cores or os.cpu_count() or 1
+    run_s = blog_metadata(nb).get("provenance", {}).get("duration_s")
+    if not isinstance(run_s, (int, float)) or run_s <= 0:
+        return f"{count} runs and the page: no recorded duration to estimate from (run `make execute` first)"
+    cost = expected_cost_s(run_s, count, jobs, cores)
+    verdict = "within" if cost <= BUDGET_S else "OVER"
+    return (f"expected cost: about {cost / 60:.0f} min ({count} runs of about {run_s / 60:.0f} min, {jobs} at a "
+            f"time on {cores} cores, then the page), {verdict} the {BUDGET_S // 60} min budget of a post's spread")
+
+
+def spread(path, count, jobs):
+    nb = read_notebook(path)
+    plan = planned_runs(count, page_seed(nb))
+    labels = [f"run {number}/{len(plan)} ({numeric_path} path, seed {seed})"
+              for number, (numeric_path, seed) in enumerate(plan, start=1)]
+    print(f"[{post_name(path)}] {len(plan)} runs, {jobs} at a time: " + "; ".join(labels), flush=True)
+    print(f"[{post_name(path)}] {cost_line(nb, count, jobs)}", flush=True)
+    standin_data.build()
+    started = time.monotonic()
+    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+        runs = pool.map(run_once, [(path, run, label) for run, label in zip(plan, labels)], chunksize=1)
+    print(f"[{post_name(path)}] {len(runs)} runs done in {time.monotonic() - started:.0f} s", flush=True)
+    # The page's spread cell reads the runs: write them first, then run the page.
+    target = report_path(path.parent)
+    write_report(report(nb, runs, nb, post_name(path)), target)
+    execute_in_place(path, offline=True, echo=lambda line: print(line, flush=True))
+    page = read_notebook(path)
+    if code_sha256(page) != code_sha256(nb):
+        raise NotebookError("a code cell changed while the runs went on; run `make spread` again")
+    made = report(page, runs, page, post_name(path))
+    write_report(made, target)
+    print(f"[{post_name(path)}] wrote {target} (seal {made['seal'][:16]})", flush=True)
+
+
+def migrate_digest(path):
+    """Re-key a report made before CODE_DIGEST to the results-only digest, when (and only when) it measured this
+    very notebook: its old digest matches the notebook's whole code and its page results are the page's. The
+    report is re-sealed by this tool, not by hand; nothing else in it changes. Returns what it did, in words."""
+    nb = read_notebook(path)
+    target = report_path(path.parent)
+    report = read_report(target)
+    if report is None:
+        raise NotebookError(f"{post_name(path)}: no {SPREAD_REPORT} to re-key")
+    if report.get("code_digest") == CODE_DIGEST:
+        return f"{post_name(path)}: {SPREAD_REPORT} is keyed to the results-only digest already"
+    if report.get("code_sha256") != legacy_code_sha256(nb) or report["page"]["results"] != results_of(nb):
+        raise NotebookError(f"{post_name(path)}: {SPREAD_REPORT} measured other code or other page results than "
+                            "this notebook's; it cannot be re-keyed, run `make spread` again")
+    made = sealed({**report, "code_sha256": code_sha256(nb), "code_digest": CODE_DIGEST})
+    write_report(made, target)
+    return f"{post_name(path)}: {SPREAD_REPORT} re-keyed to the results-only digest (seal {made['seal'][:16]})"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--post", required=True, help="the post whose folder name contains this")
+    parser.add_argument("--runs", type=int, help=f"re-runs beside the page (default: the post's blog.spread_runs, "
+                                                 f"else {DEFAULT_RUNS})")
+    parser.add_argument("--jobs", type=int, default=2, help="runs at a time, one CPU thread each (default 2)")
+    parser.add_argument("--estimate", action="store_true", help="print what it would cost, run nothing")
+    parser.add_argument("--migrate-digest", action="store_true",
+                        help="re-key a report made before the results-only code digest (verified, runs nothing)")
+    args = parser.parse_args(argv)
+    try:
+        [path] = find_posts(args.post)
+        count = args.runs or blog_metadata(read_notebook(path)).get("spread_runs") or DEFAULT_RUNS
+        if count < DEFAULT_RUNS:
+            raise NotebookError(f"{count} runs cannot cover two numeric paths and three seeds; ask for "
+                                f"{DEFAULT_RUNS} or more")
+        if args.migrate_digest:
+            print(migrate_digest(path))
+            return 0
+        if args.estimate:
+            print(f"[{post_name(path)}] {cost_line(read_notebook(path), count, args.jobs)}")
+            return 0
+        refuse_stale_setups([path])  # before an hour of runs: the re-run of the page at their end would refuse it
+        spread(path, count, args.jobs)
+    except (NotebookError, ExecutionFailed, ReportError, standin_data.DataError) as error:
+        print(error, file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("\ninterrupted: the runs work on temporary copies; the post and its report are as they were",
+              file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

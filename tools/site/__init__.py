@@ -1,0 +1,1 @@
+"""The rendered site in a browser: serving it, Chromium, screenshots."""

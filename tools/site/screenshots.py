@@ -1,0 +1,87 @@
+"""Photograph every page of the rendered site as readers see it: desktop and phone, light and dark.
+
+    .venv/bin/python -m tools.site.screenshots [--site _site] [--out .cache/screenshots] [--page PART]
+
+Serves `_site/` on a localhost port, opens each page in Debian's Chromium (Playwright) at
+1280 px and 390 px wide, in the light theme and in the dark one (Quarto's own switch, set the way
+its toggle stores it), and writes full-page pictures cut into screen-high parts:
+`<out>/<page>-<desktop|phone>-<light|dark>-<n>.png`. The folder is git-ignored; look at it before
+saying a change to a post or to the site is done.
+"""
+import argparse
+import io
+import sys
+from pathlib import Path
+
+from tools.core.notebooks import REPO_ROOT
+from tools.site.browser import CHROMIUM, CHROMIUM_FLAGS, html_pages, served
+
+VIEWPORTS = {"desktop": (1280, 900), "phone": (390, 844)}
+THEMES = ("light", "dark")
+PART_HEIGHT = {"desktop": 1800, "phone": 2400}  # CSS px per picture: long pages come in parts
+# Quarto's toggle keeps the visitor's choice here: "default" is the light theme, "alternate" the dark.
+THEME_SCRIPT = "localStorage.setItem('quarto-color-scheme', '{value}');"
+
+
+def page_name(site, page):
+    relative = page.relative_to(site).with_suffix("")
+    parts = [part for part in relative.parts if part != "posts"]
+    if parts[-1] == "index" and len(parts) > 1:
+        parts = parts[:-1]
+    return "-".join(parts)
+
+
+def photograph(browser, url, viewport, theme, out_stem):
+    """Write the page's parts; return how many."""
+    from PIL import Image
+    width, height = VIEWPORTS[viewport]
+    context = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=1,
+                                  color_scheme="dark" if theme == "dark" else "light")
+    context.add_init_script(THEME_SCRIPT.format(value="alternate" if theme == "dark" else "default"))
+    page = context.new_page()
+    page.goto(url, wait_until="networkidle")
+    # Scroll to the bottom and back, as a reader would: lazy images and the embedded reader load.
+    page.evaluate("""async () => {
+      for (let y = 0; y < document.documentElement.scrollHeight; y += innerHeight) {
+        scrollTo(0, y);
+        await new Promise((done) => setTimeout(done, 50));
+      }
+      scrollTo(0, 0);
+    }""")
+    page.wait_for_load_state("networkidle")
+    page.wait_for_timeout(300)  # iframes sizing themselves, fonts settling
+    picture = Image.open(io.BytesIO(page.screenshot(full_page=True)))
+    context.close()
+    step = PART_HEIGHT[viewport]
+    parts = range(0, picture.height, step)
+    for number, top in enumerate(parts, start=1):
+        picture.crop((0, top, picture.width, min(top + step, picture.height))).save(f"{out_stem}-{number}.png")
+    return len(parts)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--site", type=Path, default=REPO_ROOT / "_site")
+    parser.add_argument("--out", type=Path, default=REPO_ROOT / ".cache" / "screenshots")
+    parser.add_argument("--page", help="only pages whose path contains this")
+    args = parser.parse_args(argv)
+    if not (args.site / "index.html").is_file():
+        sys.exit(f"no rendered site in {args.site}: run `make` first")
+    from playwright.sync_api import sync_playwright
+    pages = [page for page in html_pages(args.site) if not args.page or args.page in page.as_posix()]
+    args.out.mkdir(parents=True, exist_ok=True)
+    with served(args.site) as base, sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        for page in pages:
+            name = page_name(args.site, page)
+            for viewport in VIEWPORTS:
+                for theme in THEMES:
+                    count = photograph(browser, base + page.relative_to(args.site).as_posix(), viewport, theme,
+                                       args.out / f"{name}-{viewport}-{theme}")
+                    print(f"{name}: {viewport} {theme}: {count} picture(s)", flush=True)
+        browser.close()
+    print(f"written to {args.out}")
+
+
+if __name__ == "__main__":
+    main()
