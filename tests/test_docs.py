@@ -10,9 +10,11 @@ import re
 import subprocess
 
 from tools.author.export_cells import EXPORTS
-from tools.author.inline_helpers import HELPERS
+from tools.author.inline_helpers import HELPERS, PRESENTATION_HELPERS
 from tools.core.notebooks import REPO_ROOT
 
+# Lists a doc may give: all the helpers, those that only show (the spread's digest leaves them out), the others.
+WHOLE_LISTS = [set(HELPERS), set(PRESENTATION_HELPERS), set(HELPERS) - set(PRESENTATION_HELPERS)]
 HELPER_NAME = re.compile(r"_[a-z]+\.py")
 HELPER_LIST = re.compile(r"helpers[^()]{0,80}\(([^()]*)\)", re.S)
 
@@ -24,11 +26,11 @@ def documents():
 
 
 def partial_helper_lists(text):
-    """Each parenthesis naming three or more helpers but not all of them: (the names, what is missing)."""
+    """Each parenthesis naming three or more helpers but not a whole list of them: (the names, what is missing)."""
     found = []
     for inside in HELPER_LIST.findall(text):
         named = set(HELPER_NAME.findall(inside)) & set(HELPERS)
-        if len(named) >= 3 and named != set(HELPERS):
+        if len(named) >= 3 and named not in WHOLE_LISTS:
             found.append((sorted(named), sorted(set(HELPERS) - named)))
     return found
 
