@@ -14,6 +14,7 @@ import subprocess
 import time
 
 import pytest
+import yaml
 
 from tools.site.browser import CHROMIUM, CHROMIUM_FLAGS, served
 from tools.core.notebooks import REPO_ROOT
@@ -483,7 +484,14 @@ THEMES = {
 }
 # Where Quarto keeps the visitor's choice, and how: "alternate" is the dark theme, "default" the light.
 QUARTO_KEY = "quarto-color-scheme"
-SITE_LINKS = [("Posts", "../index.html"), ("Try it", "index.html"), ("About", "../about.html")]
+def site_links():
+    """The site's navbar (left) as the reader's page must link it: _quarto.yml is the one list."""
+    navbar = yaml.safe_load((REPO_ROOT / "_quarto.yml").read_text())["website"]["navbar"]["left"]
+    return [(item["text"], "index.html" if item["href"] == "reader/index.html"
+             else "../" + item["href"].replace(".qmd", ".html")) for item in navbar]
+
+
+SITE_LINKS = site_links()
 
 
 def storing(choice):
