@@ -18,7 +18,7 @@ KERNEL_PREFIX ?= --sys-prefix
 READER_RUNTIME := reader/vendor/ort/ort.wasm.min.mjs
 ORT_DIST := reader/node_modules/onnxruntime-web/dist
 
-.PHONY: site help test test-fast execute check bind export inline standin smoke preview new lab kernel reader reader-model ablations pen-test gpu-bundle clean screenshots
+.PHONY: site help test test-fast execute check bind export inline standin smoke preview new lab kernel reader reader-model aloud-model ablations pen-test gpu-bundle clean screenshots
 
 help:  ## list the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -142,10 +142,13 @@ $(READER_RUNTIME): reader/package.json reader/package-lock.json
 
 reader: $(READER_RUNTIME)  ## fetch the live reader's pinned browser runtime (npm) into reader/vendor/
 
-reader-model: $(READY)  ## publish post 4's exported model into reader/model/ (checks its printed SHA-256s; trains nothing)
+reader-model: $(READY)  ## publish the handwriting post's exported model into reader/model/ (checks its printed SHA-256s; trains nothing)
 	$(PY) -m tools.live.reader_model
 
-ablations: $(READY)  ## post 4's ablations: one reader per part of the cure switched off; writes its sealed ablations.json (tens of minutes)
+aloud-model: $(READY)  ## publish the numbers-aloud post's exported model into the decoding lab, reader/aloud/model/ (checks its printed SHA-256s)
+	$(PY) -m tools.live.aloud_model
+
+ablations: $(READY)  ## the handwriting post's ablations: one reader per part of the cure switched off; writes its sealed ablations.json (tens of minutes)
 	$(PY) -m tools.live.ablations
 
 pen-test: $(READY)  ## the blind test on people's handwriting: UCI's pen digits through the page's preprocessing, read by reader/model

@@ -16,7 +16,7 @@ import pytest
 
 from tests.factory import publishable, ran, save_post, stream
 from tools.core import notebooks
-from tools.live import reader_model
+from tools.live import publish_export, reader_model
 from tools.core.notebooks import blog_metadata, read_notebook, write_notebook_atomically
 from tools.live.reader_model import (
     EXPORTED, EXPORTING_SLUG, LENGTH_KEYS, MODEL_DIR, SHARE_KEYS, PublishError, as_percent, card_problems,
@@ -282,12 +282,12 @@ READ_ONLY = PermissionError(errno.EACCES, "Permission denied")
 
 
 @pytest.mark.parametrize("where, patch, said", [
-    ("the new folder", lambda m: m.setattr(reader_model.tempfile, "mkdtemp", fails(READ_ONLY)), "is not writable"),
+    ("the new folder", lambda m: m.setattr(publish_export.tempfile, "mkdtemp", fails(READ_ONLY)), "is not writable"),
     ("a file's temporary", lambda m: m.setattr(notebooks.tempfile, "mkstemp", fails(READ_ONLY)), "is not writable"),
     ("writing a file", lambda m: m.setattr(notebooks.os, "fsync", fails(FULL)), "the disk is full: free some space"),
     ("the third file", None, "the disk is full"),
     ("renaming a file", lambda m: m.setattr(notebooks.os, "replace", fails(FULL)), "the disk is full"),
-    ("the swap", lambda m: m.setattr(reader_model, "exchange_paths", fails(OSError(errno.EIO, "I/O error"))),
+    ("the swap", lambda m: m.setattr(publish_export, "exchange_paths", fails(OSError(errno.EIO, "I/O error"))),
      "I/O error"),
 ])
 def test_a_failed_publish_leaves_the_served_model_and_nothing_else(tmp_path, monkeypatch, capsys, served, where,
@@ -313,7 +313,7 @@ def test_a_failed_publish_leaves_the_served_model_and_nothing_else(tmp_path, mon
 def test_without_an_atomic_exchange_the_swap_still_puts_the_old_folder_back_on_failure(tmp_path, monkeypatch, served):
     post = exporting_fixture(tmp_path / "posts")
     before = served_state(served)
-    monkeypatch.setattr(reader_model, "exchange_paths", lambda first, second: False)
+    monkeypatch.setattr(publish_export, "exchange_paths", lambda first, second: False)
     real_rename = os.rename
 
     def rename(source, target):
@@ -321,7 +321,7 @@ def test_without_an_atomic_exchange_the_swap_still_puts_the_old_folder_back_on_f
             raise OSError(errno.EIO, "Input/output error", str(target))
         return real_rename(source, target)
     with monkeypatch.context() as patched:
-        patched.setattr(reader_model.os, "rename", rename)
+        patched.setattr(publish_export.os, "rename", rename)
         with pytest.raises(PublishError, match="Input/output error"):
             publish(post, served)
     assert served_state(served) == before

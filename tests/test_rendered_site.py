@@ -15,7 +15,9 @@ and the dark theme, on a desktop and a phone, and checked for:
 - at phone width: the contents and the notebook links reachable, no printed output that must
   scroll sideways, no page wider than the screen, no figure text under 8 CSS px;
 - the embedded live reader sized to its content; thumbnails distinct and shown uncropped;
-  no one-entry "On this page"; no citation that repeats its author.
+  no one-entry "On this page"; no citation that repeats its author;
+- on every post page with questions (docs/questions.md), each wrong answer shows its hint and the
+  right one is accepted (tests/questions_in_browser.py).
 
 The browser-side checks (links, alt text, console errors, failed and foreign requests, axe, weight)
 are first proven on a small fixture site written here, which must fail each when one thing is broken.
@@ -34,6 +36,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 import yaml
 
+from tests.questions_in_browser import answer_problems, questions
 from tools.site.browser import CHROMIUM, CHROMIUM_FLAGS, html_pages, served
 from tools.core.notebooks import POSTS_DIR, REPO_ROOT, cell_options, find_posts, front_matter, read_notebook
 from tools.author.series import series_order
@@ -543,6 +546,29 @@ def test_the_embedded_reader_is_sized_to_its_content(rendered_site, browser):
                     if frame["header"]:
                         problems.append(f"{where}: shows its own site header inside the post")
     assert embeds, "no post embeds the live reader"
+    assert problems == [], "\n".join(problems)
+
+
+@pytest.mark.slow
+def test_every_question_on_a_post_page_takes_its_answers(rendered_site, browser):
+    """Each post page with questions (docs/questions.md), as rendered: every wrong answer that has a hint
+    shows it, an unlisted wrong answer is refused, and the right answer opens the explanation."""
+    problems, asked = [], 0
+    with served(rendered_site) as base:
+        for notebook in published_posts():
+            page_path = post_page(rendered_site, notebook)
+            if 'class="question' not in page_path.read_text(encoding="utf-8"):
+                continue
+            context = browser.new_context(viewport=DESKTOP)
+            page = context.new_page()
+            page.goto(base + page_path.relative_to(rendered_site).as_posix())
+            found = questions(page)
+            asked += len(found)
+            if not found:
+                problems.append(f"{notebook.parent.name}: its page holds questions, but none has a kind (data-kind)")
+            problems += [f"{notebook.parent.name}: {problem}" for problem in answer_problems(page)]
+            context.close()
+    assert asked, "no post page asks a question"
     assert problems == [], "\n".join(problems)
 
 

@@ -17,36 +17,32 @@ and have the inputs and outputs the page feeds and reads. It is all or nothing: 
 check runs first, the new folder is written in full beside reader/model/ under a
 temporary name (where a full disk stops it, and it is removed), and only then swapped
 with reader/model/ in one rename; a failure at any point leaves reader/model/ as it was
-and nothing else behind.
+and nothing else behind. Those steps are shared with the decoding lab's publish step
+(tools/live/publish_export.py); this tool says what the live reader takes.
 
     python -m tools.live.reader_model            # publish the post's export into reader/model (make reader-model)
     python -m tools.live.reader_model --score    # score reader/model's ONNX files, by number of digits
     python -m tools.live.reader_model --examples # rewrite reader/examples.png and .json (held-out canvases)
 """
 import argparse
-import ctypes
-import errno
-import hashlib
 import json
-import os
 import re
-import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from tools.run import standin_data
-from tools.core.seal import check_provenance, check_seal
 from tools.core.notebooks import (
-    POSTS_DIR, REPO_ROOT, NotebookError, blog_metadata, cannot_write, find_posts, new_folder_mode,
-    post_name, read_notebook, shown, site_config, write_files_atomically,
+    POSTS_DIR, REPO_ROOT, NotebookError, blog_metadata, cannot_write, find_posts, post_name, read_notebook, shown,
+    write_files_atomically,
 )
-from tools.author.post_links import website_setting
-from tools.core.printed import printed_digests
 from tools.live import handwriting_set, pen_set
-from tools.live.onnx_reading import canvases, onnx_reader, onnx_session, read_all
+from tools.live import publish_export
+from tools.live.onnx_reading import canvases, onnx_reader, read_all
+from tools.live.publish_export import (  # noqa: F401  (the shared steps, under the names this tool always had)
+    Export, exchange_paths, execute_command, file_sha256, is_count, is_number, is_text, site_url, strict_json,
+)
 from tools.live.reader_files import EXPORT_FLAG, EXPORT_FOLDER, EXPORTED, MODEL_DIR, PublishError
 from _reader import END, PAD, START
 
@@ -90,15 +86,6 @@ def exporting_post(posts_dir=POSTS_DIR):
                        f"\"blog\": {{\"{EXPORT_FLAG}\": true}} in its metadata, and {EXPORTING_SLUG}/ does not exist")
 
 
-def execute_command(post):
-    """How a message tells the author to re-run the post: make execute POST=<folder name without its date>."""
-    return f"make execute POST={re.sub(r'^[0-9]{4}-[0-9]{2}-[0-9]{2}-', '', Path(post).parent.name)}"
-
-
-def file_sha256(path):
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-
-
 def as_percent(share):
     """A share as the post prints it: `97.2 %`."""
     return f"{100 * share:.1f} %"
@@ -106,26 +93,8 @@ def as_percent(share):
 
 # ---- checks before publishing -------------------------------------------------------------------
 
-def site_url(root=REPO_ROOT):
-    """_quarto.yml's website.site-url, ending in /; NotebookError naming the file when it is missing or not YAML."""
-    site_config(root)
-    return website_setting("site-url", root).rstrip("/") + "/"
-
-
-def is_number(value):
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
 def is_share(value):
     return is_number(value) and 0 <= value <= 1
-
-
-def is_count(value):
-    return isinstance(value, int) and not isinstance(value, bool) and value > 0
-
-
-def is_text(value):
-    return isinstance(value, str) and value.strip() != ""
 
 
 def card_problems(card, post_folder):
@@ -137,14 +106,7 @@ def card_problems(card, post_folder):
     if not isinstance(card, dict):
         return [f"card.json holds {type(card).__name__}, not a JSON object"]
     problems = [f"no \"{key}\"" for key in CARD_KEYS if key not in card]
-    post = card.get("post")
-    if "post" in card:
-        url = post.get("url", "") if isinstance(post, dict) else ""
-        if not isinstance(post, dict) or not is_text(post.get("title")):
-            problems.append("\"post\" needs a \"title\" (text)")
-        expected = f"{site_url()}posts/{post_folder}/"
-        if url != expected:
-            problems.append(f"\"post\".\"url\" is {url!r}, not {expected}")
+    problems += publish_export.post_problems(card, post_folder)
     for key in SHARE_KEYS:
         shares = card.get(key)
         if key in card and not (isinstance(shares, dict) and all(
@@ -178,6 +140,11 @@ def card_problems(card, post_folder):
     return problems
 
 
+# What `make reader-model` publishes, for tools/live/publish_export.py.
+READER_EXPORT = Export(page="the live reader", command="make reader-model", names=EXPORTED,
+                       graphs=GRAPH_SIGNATURES, card_problems=card_problems)
+
+
 def served_summary(card):
     """The line `make reader-model` ends with; only for a card with no card_problems."""
     shares = {key: as_percent(card[key]["all"]) for key in SHARE_KEYS}
@@ -188,25 +155,7 @@ def served_summary(card):
 
 def graph_problems(folder):
     """Graphs that do not load, or whose inputs or outputs are not the ones reader/reader.js feeds and reads."""
-    problems = []
-    for name in ("encoder.onnx", "decoder.onnx"):
-        try:
-            session = onnx_session(Path(folder) / name, label=name)
-        except PublishError as error:
-            problems.append(str(error))
-            continue
-        found = ([node.name for node in session.get_inputs()], [node.name for node in session.get_outputs()])
-        if found != GRAPH_SIGNATURES[name]:
-            problems.append(f"{name} takes {found[0]} and gives {found[1]}; the page feeds {GRAPH_SIGNATURES[name][0]} "
-                            f"and reads {GRAPH_SIGNATURES[name][1]}")
-    return problems
-
-
-def strict_json(text):
-    """JSON as a browser's JSON.parse reads it: NaN and Infinity, which Python accepts, are refused."""
-    def refuse(constant):
-        raise ValueError(f"{constant} is not JSON (a browser's JSON.parse refuses it)")
-    return json.loads(text, parse_constant=refuse)
+    return publish_export.graph_problems(folder, GRAPH_SIGNATURES)
 
 
 def checked_export(post):
@@ -216,139 +165,14 @@ def checked_export(post):
 
 def checked_files(post):
     """(export folder, {file name: sha256 it was checked with}) once every check passes; else PublishError."""
-    post = Path(post)
-    where, rerun = post_name(post), execute_command(post)
-    folder = post.parent / EXPORT_FOLDER
-    try:
-        nb = read_notebook(post)
-    except NotebookError as error:
-        raise PublishError(str(error)) from None
-    # A digest is trusted only from outputs that are still what `make execute` sealed.
-    untrusted = [what for check in (check_provenance, check_seal) for _, what in check(nb, post, REPO_ROOT)]
-    if untrusted:
-        raise PublishError(f"{where}: its stored outputs are not the ones its run made and sealed, so the digests "
-                           f"they print prove nothing ({'; '.join(untrusted)}); re-execute the post: {rerun}")
-    printed = printed_digests(nb)
-    checked = {}
-    for name in EXPORTED:
-        path = folder / name
-        if not path.is_file():
-            raise PublishError(f"{where}: {EXPORT_FOLDER}/{name} does not exist: the post writes it when it runs; "
-                               f"re-execute the post: {rerun}")
-        try:
-            digest = checked[name] = file_sha256(path)
-        except OSError as error:
-            raise PublishError(f"{where}: cannot read {EXPORT_FOLDER}/{name} ({error.strerror or error}); "
-                               f"re-execute the post: {rerun}") from None
-        if digest not in printed.get(name, set()):
-            said = "prints no digest for it" if name not in printed else "prints another digest for it"
-            raise PublishError(f"{where}: {EXPORT_FOLDER}/{name} (sha256 {digest[:12]}…) is not the file the post's "
-                               f"stored run made (its outputs' `  {name}  sha256 …` line {said}); "
-                               f"re-execute the post: {rerun}")
-    try:
-        card = strict_json((folder / "card.json").read_text(encoding="utf-8"))
-    except ValueError as error:  # UnicodeDecodeError too
-        raise PublishError(f"{where}: {EXPORT_FOLDER}/card.json is not JSON ({error}); fix the cell that writes "
-                           f"it, then re-execute the post: {rerun}") from None
-    problems = card_problems(card, post.parent.name) + graph_problems(folder)
-    if problems:
-        raise PublishError(f"{where}: {EXPORT_FOLDER}/ is not what the live reader loads: " + "; ".join(problems)
-                           + f". Fix the cell that exports it, then re-execute the post: {rerun}")
-    return folder, checked
+    return publish_export.checked_files(post, READER_EXPORT)
 
 
 def publish(post, model_dir=MODEL_DIR, echo=print):
-    """Replace `model_dir` with the post's checked export, all or nothing; returns the card.
-
-    Every check runs before anything is written. The new folder is then written in full
-    beside `model_dir` (".model.publishing-…"), and swapped with it in one rename; other
-    files of the old folder (the retired reader.pt) go with it. A failure at any point
-    (a full disk, a folder that is not writable, Ctrl-C) removes what was written and
-    leaves `model_dir` as it was: PublishError says what happened.
-    """
-    folder, checked = checked_files(post)
-    model_dir = Path(model_dir)
-    staging, done = None, False
-    try:
-        contents = {name: (folder / name).read_bytes() for name in EXPORTED}
-        changed = [name for name, data in contents.items() if hashlib.sha256(data).hexdigest() != checked[name]]
-        if changed:
-            raise PublishError(f"{post_name(post)}: {EXPORT_FOLDER}/{', '.join(changed)} changed while it was being "
-                               "checked; run make reader-model again")
-        model_dir.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{model_dir.name}.publishing-", dir=model_dir.parent))
-        write_files_atomically([(staging / name, data) for name, data in contents.items()])
-        os.chmod(staging, model_dir.stat().st_mode & 0o777 if model_dir.is_dir() else new_folder_mode())
-        card = json.loads(contents["card.json"].decode("utf-8"))
-        summary = [f"  {name}  sha256 {file_sha256(staging / name)}" for name in EXPORTED]
-        retired = sorted(entry.name for entry in model_dir.iterdir() if entry.name not in EXPORTED) \
-            if model_dir.is_dir() else []
-        swap_folders(staging, model_dir)
-        done = True
-    except OSError as error:
-        meant = Path(error.filename) if error.filename else model_dir
-        if staging is not None and meant.parent == staging:  # name the file it was to become, not the temporary
-            error.filename = str(model_dir / meant.name)
-        elif meant.name.startswith(f".{model_dir.name}.publishing-"):
-            error.filename = str(model_dir)
-        raise PublishError(f"{cannot_write(error, model_dir)}; {shown(model_dir)} is as it was, and nothing was "
-                           "left behind") from None
-    finally:
-        if staging is not None and staging.exists():  # the new folder on failure, the old one once swapped
-            shutil.rmtree(staging, ignore_errors=True)
-    if done:
-        remove_leftovers(model_dir)
-        for line in summary:
-            echo(line)
-        for name in retired:
-            echo(f"  removed {name}: the page loads only {', '.join(EXPORTED)}")
-    return card
-
-
-def remove_leftovers(model_dir):
-    """Folders an earlier publish left beside `model_dir` when it was killed outright (kill -9, power loss);
-    the older publish step's per-file temporaries inside it went with the old folder."""
-    for leftover in model_dir.parent.glob(f".{model_dir.name}.publishing-*"):
-        shutil.rmtree(leftover, ignore_errors=True)
-
-
-def swap_folders(new, target):
-    """Put folder `new` at `target` in one step; the old `target`, if any, is then at `new` (for removal).
-
-    Linux swaps two paths atomically (renameat2 with RENAME_EXCHANGE), so `target` is never
-    missing; elsewhere the old folder is renamed aside first and put back if the second rename fails.
-    """
-    new, target = Path(new), Path(target)
-    if not target.exists():
-        os.rename(new, target)
-        return
-    if exchange_paths(new, target):
-        return
-    aside = new.with_name(new.name + ".old")
-    os.rename(target, aside)
-    try:
-        os.rename(new, target)
-    except BaseException:
-        os.rename(aside, target)
-        raise
-    os.rename(aside, new)
-
-
-def exchange_paths(first, second):
-    """Swap two paths atomically where the system can (Linux 3.15+); False where it cannot."""
-    if not sys.platform.startswith("linux"):
-        return False
-    try:
-        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
-    except (OSError, AttributeError):
-        return False
-    at_fdcwd, rename_exchange = -100, 2
-    if renameat2(at_fdcwd, os.fsencode(first), at_fdcwd, os.fsencode(second), rename_exchange) == 0:
-        return True
-    code = ctypes.get_errno()
-    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):  # an old kernel, or a file system without it
-        return False
-    raise OSError(code, os.strerror(code), str(second))
+    """Replace `model_dir` with the post's checked export, all or nothing; returns the card
+    (tools/live/publish_export.py: every check first, then one swap; the retired reader.pt goes with the
+    old folder)."""
+    return publish_export.publish(post, model_dir, READER_EXPORT, echo=echo)
 
 
 # ---- scoring -----------------------------------------------------------------------------------
