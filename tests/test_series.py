@@ -95,16 +95,17 @@ def test_the_course_lists_every_published_post_once_and_its_glossary_is_rendered
         assert "**After this part**" in nb.cells[0].source, f"{folder} says what the reader can do after it"
 
 
-def test_every_part_asks_the_reader_at_least_four_questions_with_answers_one_click_away():
-    """LLM-by-Hand style: a question in a folded callout's title, its answer (bound numbers) inside."""
-    question = re.compile(r'::: \{\.callout-(?:note|tip) collapse="true"\}\n## (?:Predict|Check yourself|Exercise):'
-                          r"[^\n]*\n(.+?)\n:::", re.DOTALL)
+def test_every_part_asks_the_reader_at_least_four_questions_answered_on_the_page():
+    """LLM-by-Hand style: questions the page checks (docs/questions.md), of more than one kind, each explained."""
+    question = re.compile(r'^:{4,} *\{\.question kind="(choice|number|shape)"[^}]*\}\n(.+?)\n:{4,} *$',
+                          re.DOTALL | re.MULTILINE)
     for folder in series_order(POSTS_DIR):
         nb = read_notebook(POSTS_DIR / folder / "index.ipynb")
-        answers = [answer for cell in nb.cells if cell.cell_type == "markdown"
-                   for answer in question.findall(cell.source)]
-        assert len(answers) >= 4, f"{folder} asks {len(answers)} question(s)"
-        assert all(len(answer.split()) >= 8 for answer in answers), f"{folder}: an answer without its reasoning"
+        asked = [found for cell in nb.cells if cell.cell_type == "markdown"
+                 for found in question.findall(cell.source)]
+        assert len(asked) >= 4, f"{folder} asks {len(asked)} question(s)"
+        assert len({kind for kind, _ in asked}) >= 2, f"{folder}: every question of one kind"
+        assert all("::: explanation" in body for _, body in asked), f"{folder}: a question without its explanation"
 
 
 def test_every_part_keeps_its_plumbing_in_one_folded_appendix_at_the_end():
@@ -131,3 +132,10 @@ def test_every_part_keeps_its_plumbing_in_one_folded_appendix_at_the_end():
         for before, cell in zip(cells, cells[1:]):
             assert not (before.cell_type == cell.cell_type == "code"), \
                 f"{folder}: two code cells in a row ({before.source[:40]!r} …)"
+
+
+def test_the_parts_are_dated_in_their_reading_order():
+    """One order everywhere: part n+1 is dated after part n, so the home page, the feed and the part numbers agree."""
+    order = series_order(POSTS_DIR)
+    dates = [str(front_matter(read_notebook(POSTS_DIR / folder / "index.ipynb"))["date"]) for folder in order]
+    assert dates == sorted(dates) and len(set(dates)) == len(dates), list(zip(order, dates))

@@ -93,18 +93,19 @@ def recorded_results(nb):
             record = output.get("metadata", {}).get(RESULT_KEY) if isinstance(output.get("metadata"), dict) else None
             if record is None:
                 continue
-            shown = joined(output.get("data", {}).get("text/plain", ""))
+            # A record shows nothing (its label travels in it); one made before that shows `label: text`.
+            shown = joined(output.get("data", {}).get("text/plain")) if "label" not in record else None
             try:
                 number_recorded = record["number"]
+                label = record["label"] if shown is None else shown.rpartition(": ")[0] if isinstance(shown, str) else ""
                 found = Record(str(record["name"]), str(record["text"]),
                                float("nan") if number_recorded is None else float(number_recorded),
-                               bool(record.get("reference", False)), number,
-                               shown.rpartition(": ")[0] if isinstance(shown, str) else "")
+                               bool(record.get("reference", False)), number, str(label))
             except (KeyError, TypeError, ValueError):
                 problems.append(f"{describe_cell(number, cell)}: a result record is malformed ({record!r}); "
                                 "run the post again with `make execute`")
                 continue
-            if not isinstance(shown, str) or found.text not in shown:
+            if shown is not None and (not isinstance(shown, str) or found.text not in shown):
                 problems.append(f"{describe_cell(number, cell)}: result {found.name} records {found.text!r} but "
                                 f"the output shows {shown!r}; run the post again with `make execute`")
             if found.name in records:
