@@ -398,14 +398,3 @@ def test_an_old_report_is_re_keyed_only_when_it_measured_this_very_notebook(tmp_
     with pytest.raises(Exception, match="cannot be re-keyed"):
         spread.migrate_digest(path)
 
-
-def test_the_spread_table_puts_the_page_inside_every_range():
-    """The page's own value is one end when it lies outside the re-runs (part 1 once printed 220-273 beside 275)."""
-    report = {"page": {"results": {"exact": {"text": "89.5%", "number": 89.5, "label": "read exactly"},
-                                   "parameters": {"text": "534,348", "number": 534348.0, "label": "parameters"}}},
-              "runs": [a_run(86.1), a_run(88.0, seed=1), a_run(87.5, "pinned", 2)]}
-    rows = {row[0]: row for row in _spread.spread_rows(report, ["exact", "parameters", "missing"])}
-    _, label, shown, low, high, count = rows["exact"]
-    assert (label, shown, low["text"], high["text"], count) == ("read exactly", "89.5%", "86.1%", "89.5%", 4)
-    assert rows["parameters"][3]["text"] == rows["parameters"][4]["text"] == "534,348"
-    assert rows["missing"][3] is None and rows["missing"][5] == 0
