@@ -1,11 +1,12 @@
-"""The results a post quotes: each one shown once and recorded under a name.
+"""The results a post quotes, each recorded under a name; the page shows them where they belong.
 
-`result("exact", accuracy, "{:.1%}", "held-out canvases read exactly")` shows
-`held-out canvases read exactly: 87.9%` and records the name, the text and the
-value in that output's metadata, which the notebook's seal covers. The prose
-binds to the name with an invisible marker right after the number,
-`87.9 %<!--=exact-->`; `make check` holds the number to the recorded text, and
-`make execute` rewrites it from each new run.
+`result("exact", accuracy, "{:.1%}", "held-out canvases read exactly")` records
+the name, the text `87.9%`, the value and the label in its output's metadata,
+which the notebook's seal covers, and prints nothing: the number is shown once,
+by the table, figure or sentence it belongs to (`make execute` lists every
+record for the author). The prose binds to the name with an invisible marker
+right after the number, `87.9 %<!--=exact-->`; `make check` holds the number to
+the recorded text, and `make execute` rewrites it from each new run.
 """
 import math
 import re
@@ -18,13 +19,12 @@ ONE_NUMBER = re.compile(r"[-\u2212]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")
 
 
 def result(name, value, template="{}", label=None, reference=False):
-    """Show `value` formatted by `template` under `label`, recorded as `name`.
+    """Record `value`, formatted by `template`, under `name` (and `label`).
 
     reference=True marks a value from elsewhere (the original run, a paper),
     which the prose may quote only as a reference. The template must write one
-    number; a value that is not one (NaN from an empty share) is shown and
-    recorded as such. Returns None, so a result on a cell's last line is not
-    shown a second time as the cell's value.
+    number; a value that is not one (NaN from an empty share) is recorded as
+    such. Returns None, so a result on a cell's last line shows nothing.
     """
     if not RESULT_NAME.fullmatch(name):
         raise ValueError(f"result name {name!r}: use letters, digits, _ and .")
@@ -38,8 +38,8 @@ def result(name, value, template="{}", label=None, reference=False):
     if number is not None and re.search(r":[^{}]*%\}", template):
         number *= 100  # "{:.1%}" writes 0.879 as 87.9: the record keeps 87.9
     record = {"name": name, "text": text, "number": number,
-              "reference": bool(reference)}
-    shown = f"{label or name.replace('_', ' ')}: {text}"
-    if reference:
-        shown += "  (reference)"
-    publish_display_data({"text/plain": shown}, metadata={RESULT_KEY: record})
+              "reference": bool(reference),
+              "label": label or name.replace("_", " ")}
+    # Empty Markdown: Jupyter and the page show nothing, the record rides along.
+    # (Not HTML: any text/html output makes Quarto load require.js from a CDN.)
+    publish_display_data({"text/markdown": ""}, metadata={RESULT_KEY: record})

@@ -1,16 +1,19 @@
 """How far a re-run moves this page's results: the spread report beside the post.
 
-`make spread` (tools/spread.py) runs the post again several times, on another
-numeric path and with other seeds, and writes what each run recorded into
-spread.json beside the notebook, sealed. `show_spread(read_spread(), names)`
-shows, for each named result, the lowest and highest value those re-runs gave,
-recorded as references (`spread.<name>.low`, `spread.<name>.high`) for the prose
-to quote beside this run's own value.
+`make spread` (tools/measure/spread.py) runs the post again several times, on
+another numeric path and with other seeds, and writes what each run recorded
+into spread.json beside the notebook, sealed. `show_spread(read_spread(), names)`
+shows one table: each named result, this page's value, the lowest and highest
+value of the page and its re-runs together, and how many runs gave one. The ends
+are recorded as references (`spread.<name>.low`, `spread.<name>.high`) for the
+prose to quote.
 """
 import hashlib
 import json
 import re
 from pathlib import Path
+
+from IPython.display import Markdown, display
 
 from _results import result
 
@@ -47,28 +50,46 @@ def template_like(text):
     return text[:number.start()] + spec + text[number.end():]
 
 
-def show_spread(report, names):
-    """For each of `names`, the lowest and highest value of the report's re-runs."""
-    if report is None:
-        print("no spread report beside this post yet: `make spread` writes one")
-        return
-    runs = report["runs"]
-    print(f"{len(runs)} re-runs of this notebook ({describe_runs(runs)}), "
-          f"from {SPREAD_REPORT}:")
+def spread_rows(report, names):
+    """For each of `names`: (name, label, this page's text, lowest, highest, how many
+    values), the lowest and highest over the page and the re-runs together, so the
+    page always lies inside its range; lowest is None when no run recorded it."""
+    rows = []
     for name in names:
-        values = [run["results"][name] for run in runs if name in run["results"]]
-        values = [value for value in values if value["number"] is not None]
+        page = report["page"]["results"].get(name)
+        values = [page] + [run["results"].get(name) for run in report["runs"]]
+        values = [value for value in values if value and value["number"] is not None]
         if not values:
-            print(f"{name}: no re-run recorded a value")
+            rows.append((name, name.replace("_", " "), "–", None, None, 0))
             continue
         low = min(values, key=lambda value: value["number"])
         high = max(values, key=lambda value: value["number"])
         label = values[0].get("label") or name.replace("_", " ")
+        rows.append((name, label, page["text"] if page else "–", low, high, len(values)))
+    return rows
+
+
+def show_spread(report, names):
+    """One table of what a re-run gives; its ends recorded for the prose."""
+    if report is None:
+        print("no spread report beside this post yet: `make spread` writes one")
+        return
+    lines = ["| result | this page | page and re-runs, low to high | runs |",
+             "|:--|--:|--:|--:|"]
+    for name, label, shown, low, high, count in spread_rows(report, names):
+        if low is None:
+            lines.append(f"| {label} | {shown} | no run recorded it | 0 |")
+            continue
         template = template_like(low["text"])
         result(f"spread.{name}.low", low["number"], template, f"{label}, lowest",
                reference=True)
         result(f"spread.{name}.high", high["number"], template, f"{label}, highest",
                reference=True)
+        ends = low["text"] if low["text"] == high["text"] else f"{low['text']} to {high['text']}"
+        lines.append(f"| {label} | {shown} | {ends} | {count} |")
+    runs = report["runs"]
+    display(Markdown(f"This page and {len(runs)} re-runs of it ({describe_runs(runs)}), "
+                     f"from {SPREAD_REPORT}:\n\n" + "\n".join(lines)))
 
 
 def describe_runs(runs):

@@ -206,8 +206,13 @@ def test_execute_rewrites_the_prose_and_lists_what_changed(tmp_path):
     execute_in_place(path, echo=lambda line: None)
     assert check_notebook(path) == []
     nb = read_notebook(path)
-    # A result on a cell's last line is shown once: no echo of its value after it.
-    assert [output.output_type for output in nb.cells[3].outputs] == ["display_data"]
+    # A result shows nothing on the page (the number belongs to a table, a figure or the prose): its one output
+    # is empty Markdown carrying the record, with its label (no HTML, which would make Quarto load require.js
+    # from a CDN); no echo of its value after it either.
+    [output] = nb.cells[3].outputs
+    assert output.output_type == "display_data" and output.data == {"text/markdown": ""}
+    [record] = recorded_results(nb)[0].values()
+    assert (record.name, record.text, record.label) == ("share", "87.3%", "exact")
     nb.cells[2].source = "share = 0.9051"
     write_notebook_atomically(nb, path)
     lines = []

@@ -23,9 +23,9 @@ from tools.measure.spread_report import (
     shows_spread, spreads,
 )
 from tools.core.seal import seal_of, sealed
-from tools.measure.spread_report import CODE_DIGEST, legacy_code_sha256
+from tools.measure.spread_report import CODE_DIGEST, legacy_code_sha256, results_v2_sha256
 from tools.author.inline_helpers import SECTION
-from tools.core.notebooks import SETUP_TAG
+from tools.core.notebooks import HELPER_TAG, SETUP_TAG
 
 RERUNS = REPO_ROOT.parent / "shared" / "reruns"
 POSTS = [path for path in sorted(POSTS_DIR.glob("*/index.ipynb")) if shows_spread(read_notebook(path))]
@@ -376,6 +376,40 @@ def test_a_caption_or_a_presentation_helper_keeps_the_spread_and_code_that_compu
     assert legacy_code_sha256(recaptioned) != legacy_code_sha256(base), "the old digest read every character"
 
 
+def test_comments_and_cell_cuts_keep_the_spread_and_a_reused_helper_may_move_to_a_cell_of_its_own():
+    nb = publishable(md("Text."), ran("x = load()\nmodel = fit(x)\nprint(score(model))"))
+    base = with_setup(nb)
+    digest = code_sha256(base)
+
+    def edited(change):
+        copied = copy.deepcopy(base)
+        change(copied)
+        return copied
+
+    commented = edited(lambda nb: setattr(nb.cells[-1], "source", "x = load()  # (N, 28, 28)\n\n# fit it\n"
+                                                                   "model = fit(x)\nprint(score(model))"))
+    assert code_sha256(commented) == digest, "a shape comment or a blank line runs nothing"
+    assert results_v2_sha256(commented) != results_v2_sha256(base), "the previous reading counted them"
+
+    def cut(nb):
+        nb.cells[-1].source = "x = load()\nmodel = fit(x)"
+        nb.cells.append(md("Then the score:"))
+        nb.cells.append(ran("print(score(model))"))
+    assert code_sha256(edited(cut)) == digest, "one program cut in two cells with prose between"
+
+    def reordered(nb):
+        nb.cells[-1].source = "model = fit(x)\nx = load()\nprint(score(model))"
+    assert code_sha256(edited(reordered)) != digest, "the order of what runs counts"
+
+    def shown_apart(nb):  # the computing helper leaves the setup cell for a generated cell after the post's code
+        nb.cells[1].source = nb.cells[1].source.split(SECTION.format("_reader.py"))[0].rstrip("\n")
+        nb.cells.append(nbformat.v4.new_code_cell(
+            "#| code-fold: true\n# Generated from _reader.py\n" + SECTION.format("_reader.py") +
+            "\ndef read(x):\n    return x", metadata={"tags": [HELPER_TAG]}))
+    assert code_sha256(edited(shown_apart)) == digest, "the helper is the same program wherever it is shown"
+    assert code_sha256(with_setup(nb, computing="def read(x):\n    return x + 1")) != digest
+
+
 def test_an_old_report_is_re_keyed_only_when_it_measured_this_very_notebook(tmp_path):
     nb, path = a_post(tmp_path, "Text.")
     old = json.loads(report_path(path.parent).read_text())
@@ -390,6 +424,14 @@ def test_an_old_report_is_re_keyed_only_when_it_measured_this_very_notebook(tmp_
     assert report_problems(nb, path.parent) == []
     assert "already" in spread.migrate_digest(path)
 
+    nb, path = a_post(tmp_path / "v2", "Text.")
+    old = json.loads(report_path(path.parent).read_text())
+    old.update(code_digest="results-v2", code_sha256=results_v2_sha256(nb))
+    report_path(path.parent).write_text(json.dumps(sealed({k: v for k, v in old.items() if k != "seal"})))
+    assert report_problems(nb, path.parent) == [], "a results-v2 report is read the v2 way"
+    assert "re-keyed" in spread.migrate_digest(path)
+    assert json.loads(report_path(path.parent).read_text())["code_digest"] == CODE_DIGEST
+
     nb, path = a_post(tmp_path / "b", "Text.")
     stale = json.loads(report_path(path.parent).read_text())
     del stale["code_digest"]
@@ -398,3 +440,14 @@ def test_an_old_report_is_re_keyed_only_when_it_measured_this_very_notebook(tmp_
     with pytest.raises(Exception, match="cannot be re-keyed"):
         spread.migrate_digest(path)
 
+
+def test_the_spread_table_puts_the_page_inside_every_range():
+    """The page's own value is one end when it lies outside the re-runs (part 1 once printed 220-273 beside 275)."""
+    report = {"page": {"results": {"exact": {"text": "89.5%", "number": 89.5, "label": "read exactly"},
+                                   "parameters": {"text": "534,348", "number": 534348.0, "label": "parameters"}}},
+              "runs": [a_run(86.1), a_run(88.0, seed=1), a_run(87.5, "pinned", 2)]}
+    rows = {row[0]: row for row in _spread.spread_rows(report, ["exact", "parameters", "missing"])}
+    _, label, shown, low, high, count = rows["exact"]
+    assert (label, shown, low["text"], high["text"], count) == ("read exactly", "89.5%", "86.1%", "89.5%", 4)
+    assert rows["parameters"][3]["text"] == rows["parameters"][4]["text"] == "534,348"
+    assert rows["missing"][3] is None and rows["missing"][5] == 0

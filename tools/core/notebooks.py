@@ -33,6 +33,8 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 POSTS_DIR = REPO_ROOT / "posts"
 NOTEBOOK_NAME = "index.ipynb"
 SETUP_TAG = "generated-setup"
+# A generated cell that shows a computing helper the post reuses (tools/author/inline_helpers.py).
+HELPER_TAG = "generated-helper"
 PARAMETERS_TAG = "parameters"
 INJECTED_TAG = "injected-parameters"
 

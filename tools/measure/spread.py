@@ -45,7 +45,7 @@ from tools.core.notebooks import (
 )
 from tools.core.seal import sealed
 from tools.measure.spread_report import (
-    CODE_DIGEST, SPREAD_REPORT, ReportError, code_sha256, legacy_code_sha256, read_report, report_path, results_of,
+    CODE_DIGEST, SPREAD_REPORT, ReportError, code_sha256, measured_this_code, read_report, report_path, results_of,
 )
 
 DEFAULT_RUNS = 3  # the fewest that give two numeric paths and three seeds with the page's run
@@ -178,22 +178,23 @@ def spread(path, count, jobs):
 
 
 def migrate_digest(path):
-    """Re-key a report made before CODE_DIGEST to the results-only digest, when (and only when) it measured this
-    very notebook: its old digest matches the notebook's whole code and its page results are the page's. The
-    report is re-sealed by this tool, not by hand; nothing else in it changes. Returns what it did, in words."""
+    """Re-key a report made with an earlier reading of the code (spread_report.DIGESTS) to the current one, when
+    (and only when) it measured this very notebook: its digest, read its own way, matches the notebook's code
+    and its page results are the page's. The report is re-sealed by this tool, not by hand; nothing else in it
+    changes. Returns what it did, in words."""
     nb = read_notebook(path)
     target = report_path(path.parent)
     report = read_report(target)
     if report is None:
         raise NotebookError(f"{post_name(path)}: no {SPREAD_REPORT} to re-key")
     if report.get("code_digest") == CODE_DIGEST:
-        return f"{post_name(path)}: {SPREAD_REPORT} is keyed to the results-only digest already"
-    if report.get("code_sha256") != legacy_code_sha256(nb) or report["page"]["results"] != results_of(nb):
+        return f"{post_name(path)}: {SPREAD_REPORT} is keyed to the current code digest ({CODE_DIGEST}) already"
+    if not measured_this_code(report, nb) or report["page"]["results"] != results_of(nb):
         raise NotebookError(f"{post_name(path)}: {SPREAD_REPORT} measured other code or other page results than "
                             "this notebook's; it cannot be re-keyed, run `make spread` again")
     made = sealed({**report, "code_sha256": code_sha256(nb), "code_digest": CODE_DIGEST})
     write_report(made, target)
-    return f"{post_name(path)}: {SPREAD_REPORT} re-keyed to the results-only digest (seal {made['seal'][:16]})"
+    return f"{post_name(path)}: {SPREAD_REPORT} re-keyed to the code digest {CODE_DIGEST} (seal {made['seal'][:16]})"
 
 
 def main(argv=None):

@@ -9,14 +9,16 @@ at a precision when those values, written at that precision, are not all the sam
 prose may then state it only with its range, or as this run's (`claim_problems`).
 """
 import hashlib
+import io
 import json
 import math
 import re
+import tokenize
 from dataclasses import dataclass
 from pathlib import Path
 
-from tools.author.inline_helpers import result_producing_setup
-from tools.core.notebooks import INJECTED_TAG, SETUP_TAG, canonical_json, code_cells, describe_cell, has_tag
+from tools.author.inline_helpers import HELPERS, NUMERIC_PATH, result_producing_setup
+from tools.core.notebooks import HELPER_TAG, INJECTED_TAG, SETUP_TAG, canonical_json, code_cells, describe_cell, has_tag
 from tools.core.printed import cell_text
 from tools.core.seal import seal_of as spread_seal
 from tools.numbers.bindings import MARKER, RESULT_KEY, bindings_in, places, recorded_results, sentence_span
@@ -89,16 +91,46 @@ def results_shape(results, where):
 
 
 
-# How code_sha256 reads the code. A report without this key was made before it (legacy_code_sha256).
-CODE_DIGEST = "results-v2"
+# How code_sha256 reads the code. A report keyed otherwise was made by an earlier reading (DIGESTS).
+CODE_DIGEST = "results-v3"
 OPTION_LINE = re.compile(r"^#\|.*$\n?", re.MULTILINE)
+LAYOUT = {tokenize.COMMENT, tokenize.NL, tokenize.ENCODING, tokenize.ENDMARKER}
+
+
+def program_tokens(source):
+    """The Python tokens of `source` without its layout: no comment (a `#|` option or a shape comment), no blank
+    line, no indentation width, no cell boundary. Text that does not tokenize (a magic's odd line) counts whole."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source + "\n").readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return [["text", OPTION_LINE.sub("", source)]]
+    return [[tokenize.tok_name[token.type], "" if token.type in (tokenize.NEWLINE, tokenize.INDENT,
+                                                                 tokenize.DEDENT) else token.string]
+            for token in tokens if token.type not in LAYOUT]
 
 
 def code_sha256(nb):
-    """SHA-256 over what produces the post's results, cell by cell: its code cells as they run, without
-    their `#|` options (a caption, a label or a fold moves no result), and of the generated setup cell only
-    the numeric path it pins and the helpers that compute (tools/author/inline_helpers.py); a cell of
-    injected parameters is not the post's. A change to prose, a caption or a chart's style keeps the spread."""
+    """SHA-256 over the program that produces the post's results, read as Python tokens (program_tokens): the
+    numeric path the setup cell pins, the helpers that compute in their fixed order, wherever the notebook
+    shows them (in the setup cell or in a cell of their own, HELPER_TAG), then the post's other code cells
+    in order as one stream. Not the packages installed when missing, the presentation helpers, a cell of
+    injected parameters, comments, options or where one cell ends and the next begins: a change to prose, a
+    caption, a chart's style or a comment, or a cell cut in two, keeps the spread."""
+    helpers, program = {}, []
+    for _, cell in code_cells(nb):
+        if has_tag(cell, INJECTED_TAG):
+            continue
+        if has_tag(cell, SETUP_TAG) or has_tag(cell, HELPER_TAG):
+            helpers.update(result_producing_setup(cell.source))
+        else:
+            program += program_tokens(cell.source)
+    shown = [token for name in (NUMERIC_PATH, *HELPERS) if name in helpers for token in program_tokens(helpers[name])]
+    return hashlib.sha256(canonical_json(shown + program).encode()).hexdigest()
+
+
+def results_v2_sha256(nb):
+    """The digest reports keyed "results-v2" were made with: cell by cell, each without its `#|` options, and of
+    the setup cell the numeric path and the computing helpers."""
     parts = []
     for _, cell in code_cells(nb):
         if has_tag(cell, INJECTED_TAG):
@@ -109,15 +141,19 @@ def code_sha256(nb):
 
 
 def legacy_code_sha256(nb):
-    """The digest reports made before CODE_DIGEST held: every code cell's whole source."""
+    """The digest reports made before any code_digest key held: every code cell's whole source."""
     sources = [cell.source for _, cell in code_cells(nb) if not has_tag(cell, INJECTED_TAG)]
     return hashlib.sha256(canonical_json(sources).encode()).hexdigest()
 
 
+# Each reading of the code a report may be keyed with (its code_digest; none: the first), newest first.
+DIGESTS = {CODE_DIGEST: code_sha256, "results-v2": results_v2_sha256, None: legacy_code_sha256}
+
+
 def measured_this_code(report, nb):
     """Did the report measure this notebook's code, read the way the report was made?"""
-    digest = code_sha256 if report.get("code_digest") == CODE_DIGEST else legacy_code_sha256
-    return report.get("code_sha256") == digest(nb)
+    digest = DIGESTS.get(report.get("code_digest"))
+    return digest is not None and report.get("code_sha256") == digest(nb)
 
 
 def shows_spread(nb):

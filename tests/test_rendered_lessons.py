@@ -1,0 +1,177 @@
+"""The rendered posts read as lessons: each number shown once, and one table of what a re-run gives.
+
+Checked on the real render in `_site/` (as tests/test_rendered_site.py: CI renders first and sets
+REQUIRE_RENDER=1), each check first proven on a small page written here, which must fail it:
+
+- no result echo line: a line `label: text` (or one tagged "(reference)") that only restates a number
+  `result()` recorded; the number belongs to the table, figure or sentence that shows it;
+- a post with a spread report shows exactly one table of what a re-run gives, whose every row holds
+  this page's value inside its low-to-high range.
+"""
+import json
+import re
+from html.parser import HTMLParser
+
+import pytest
+
+from tests.test_rendered_site import post_page, published_posts, rendered_site  # noqa: F401 (a fixture)
+from tools.core.notebooks import read_notebook
+from tools.measure.spread_report import report_path
+from tools.numbers.bindings import recorded_results
+
+SPREAD_CAPTION = re.compile(r"This page and (\d+) re-runs of it")
+NUMBER = re.compile(r"-?\d[\d,]*(?:\.\d+)?")
+
+
+class OutputText(HTMLParser):
+    """The lines of every printed cell output (Quarto's div.cell-output pre) on a page."""
+
+    def __init__(self):
+        super().__init__()
+        self.depth, self.lines, self.buffer = 0, [], []
+
+    def handle_starttag(self, tag, attrs):
+        classes = dict(attrs).get("class") or ""
+        if tag == "div" and "cell-output" in classes.split():
+            self.depth = 1
+        elif self.depth and tag == "div":
+            self.depth += 1
+
+    def handle_endtag(self, tag):
+        if self.depth and tag == "div":
+            self.depth -= 1
+            if not self.depth:
+                self.lines += "".join(self.buffer).splitlines()
+                self.buffer = []
+
+    def handle_data(self, data):
+        if self.depth:
+            self.buffer.append(data)
+
+
+def output_lines(page_html):
+    parser = OutputText()
+    parser.feed(page_html)
+    return [line.strip() for line in parser.lines if line.strip()]
+
+
+def echo_lines(page_html, records):
+    """Output lines that only restate a recorded result: `label: text`, or anything tagged (reference)."""
+    echoes = {f"{record.label}: {record.text}" for record in records if record.label}
+    return [line for line in output_lines(page_html)
+            if line in echoes or line.endswith("(reference)")]
+
+
+class Tables(HTMLParser):
+    """Every table on a page as rows of cell texts, with the text just before it."""
+
+    def __init__(self):
+        super().__init__()
+        self.tables, self.row, self.cell, self.before = [], None, None, []
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.tables.append({"before": " ".join(self.before[-40:]), "rows": []})
+        elif tag == "tr" and self.tables:
+            self.row = []
+        elif tag in ("td", "th") and self.row is not None:
+            self.cell = []
+
+    def handle_endtag(self, tag):
+        if tag in ("td", "th") and self.cell is not None:
+            self.row.append(" ".join("".join(self.cell).split()))
+            self.cell = None
+        elif tag == "tr" and self.row is not None:
+            self.tables[-1]["rows"].append(self.row)
+            self.row = None
+
+    def handle_data(self, data):
+        if self.cell is not None:
+            self.cell.append(data)
+        else:
+            self.before += data.split()
+
+
+def spread_tables(page_html):
+    parser = Tables()
+    parser.feed(page_html)
+    return [table for table in parser.tables if SPREAD_CAPTION.search(table["before"][-300:])]
+
+
+def value_of(text):
+    found = NUMBER.search(text)
+    return float(found.group().replace(",", "")) if found else None
+
+
+def rows_outside(table):
+    """Rows of a re-run table whose page value lies outside the range printed beside it."""
+    outside = []
+    for row in table["rows"][1:]:
+        if len(row) != 4 or "no run" in row[2]:
+            continue
+        page = value_of(row[1])
+        ends = [float(number.replace(",", "")) for number in NUMBER.findall(row[2].replace(" to ", " "))]
+        if page is None or not ends:
+            continue
+        low, high = min(ends), max(ends)
+        if not low <= page <= high:
+            outside.append(row)
+    return outside
+
+
+# ---- each check proven on a page written here --------------------------------------------------------
+
+class Record:
+    def __init__(self, label, text):
+        self.label, self.text = label, text
+
+
+ECHO_PAGE = """<div class="cell-output cell-output-stdout"><pre><code>epoch  loss
+1      0.41
+held-out canvases read exactly: 87.9%
+</code></pre></div>"""
+
+
+def test_an_echo_line_is_caught_and_a_table_line_is_not():
+    records = [Record("held-out canvases read exactly", "87.9%")]
+    assert echo_lines(ECHO_PAGE, records) == ["held-out canvases read exactly: 87.9%"]
+    assert echo_lines(ECHO_PAGE.replace("held-out canvases read exactly: 87.9%", "exact 87.9%"), records) == []
+    tagged = '<div class="cell-output"><pre>original run: 87.3%  (reference)</pre></div>'
+    assert echo_lines(tagged, []) == ["original run: 87.3%  (reference)"]
+
+
+def a_spread_table(page, ends):
+    return (f"<p>This page and 3 re-runs of it (numeric paths native and pinned; seeds 0, 1, 2), from spread.json:</p>"
+            f"<table><tr><th>result</th><th>this page</th><th>page and re-runs, low to high</th><th>runs</th></tr>"
+            f"<tr><td>read exactly</td><td>{page}</td><td>{ends}</td><td>4</td></tr></table>")
+
+
+def test_a_page_outside_its_printed_range_is_caught():
+    [table] = spread_tables(a_spread_table("89.5%", "86.1% to 88.0%"))
+    assert rows_outside(table) == [["read exactly", "89.5%", "86.1% to 88.0%", "4"]]
+    [table] = spread_tables(a_spread_table("275", "220 to 273"))
+    assert rows_outside(table), "part 1 once printed 275 misreads beside 220 to 273"
+    [table] = spread_tables(a_spread_table("1,234", "1,200 to 1,300"))
+    assert rows_outside(table) == []
+    assert len(spread_tables(a_spread_table("1", "1") * 2)) == 2, "two tables are counted as two"
+
+
+# ---- the real render -----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("notebook", published_posts(), ids=lambda path: path.parent.name)
+def test_no_result_is_echoed_on_its_own_line(rendered_site, notebook):  # noqa: F811
+    records, _ = recorded_results(read_notebook(notebook))
+    page = post_page(rendered_site, notebook).read_text(encoding="utf-8")
+    assert echo_lines(page, records.values()) == [], f"{notebook.parent.name}: result lines that repeat a number"
+
+
+@pytest.mark.parametrize("notebook", published_posts(), ids=lambda path: path.parent.name)
+def test_one_re_run_table_holds_the_page_inside_every_range(rendered_site, notebook):  # noqa: F811
+    if not report_path(notebook.parent).exists():
+        pytest.skip("this post measures no spread")
+    runs = len(json.loads(report_path(notebook.parent).read_text())["runs"])
+    tables = spread_tables(post_page(rendered_site, notebook).read_text(encoding="utf-8"))
+    assert len(tables) == 1, f"{notebook.parent.name}: {len(tables)} tables of what a re-run gives, not one"
+    [table] = tables
+    assert SPREAD_CAPTION.search(table["before"]).group(1) == str(runs)
+    assert len(table["rows"]) > 1 and rows_outside(table) == []
