@@ -1,4 +1,4 @@
-"""The results a post quotes, each recorded under a name; the page shows them where they belong.
+"""The results a post quotes, each recorded under a name; shown where they belong.
 
 `result("exact", accuracy, "{:.1%}", "held-out canvases read exactly")` records
 the name, the text `87.9%`, the value and the label in its output's metadata,

@@ -65,7 +65,8 @@ def spread_rows(report, names):
         low = min(values, key=lambda value: value["number"])
         high = max(values, key=lambda value: value["number"])
         label = values[0].get("label") or name.replace("_", " ")
-        rows.append((name, label, page["text"] if page else "–", low, high, len(values)))
+        shown = page["text"] if page else "–"
+        rows.append((name, label, shown, low, high, len(values)))
     return rows
 
 
@@ -85,11 +86,13 @@ def show_spread(report, names):
                reference=True)
         result(f"spread.{name}.high", high["number"], template, f"{label}, highest",
                reference=True)
-        ends = low["text"] if low["text"] == high["text"] else f"{low['text']} to {high['text']}"
+        ends = low["text"]
+        if high["text"] != low["text"]:
+            ends = f"{low['text']} to {high['text']}"
         lines.append(f"| {label} | {shown} | {ends} | {count} |")
     runs = report["runs"]
-    display(Markdown(f"This page and {len(runs)} re-runs of it ({describe_runs(runs)}), "
-                     f"from {SPREAD_REPORT}:\n\n" + "\n".join(lines)))
+    caption = f"This page and {len(runs)} re-runs of it ({describe_runs(runs)})"
+    display(Markdown(f"{caption}, from {SPREAD_REPORT}:\n\n" + "\n".join(lines)))
 
 
 def describe_runs(runs):

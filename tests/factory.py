@@ -12,7 +12,10 @@ import nbformat
 from tools.numbers.bindings import RESULT_KEY
 from tools.core.data_sources import STAND_IN_DATA
 from tools.author.inline_helpers import HELPERS, inline
-from tools.core.notebooks import NO_DOWNLOAD, REPO_ROOT, blog_metadata, download_calls, front_matter, record_seal, write_notebook_atomically
+from tools.core.notebooks import (
+    HELPER_TAG, NO_DOWNLOAD, REPO_ROOT, SETUP_TAG, blog_metadata, download_calls, front_matter, has_tag, record_seal,
+    write_notebook_atomically,
+)
 from tools.author.post_links import repository_url, write_links, write_thumbnail
 
 FRONT_MATTER = """---
@@ -73,7 +76,9 @@ def publishable(*cells, front=FRONT_MATTER, helpers=(), provenance=PROVENANCE):
     if helpers:
         blog_metadata(nb)["helpers"] = list(helpers)
         inline(nb)
-        nb.cells[1].execution_count = 1
+        for count, cell in enumerate((cell for cell in nb.cells if has_tag(cell, SETUP_TAG) or has_tag(cell, HELPER_TAG)),
+                                     start=1):
+            cell.execution_count = count
     if provenance is not None:
         blog_metadata(nb)["provenance"] = dict(provenance)
         if download_calls(nb) and provenance.get("data") == NO_DOWNLOAD:

@@ -259,7 +259,8 @@ NO_SCRIPT = """() => [...document.querySelectorAll('.question')].map(box => {
     explanation: !!explanation && explanation.textContent.trim().length > 0,
     explanation_shown: shown(explanation),
     marks: /[\\u2610\\u2612]|\\[[ xX]\\]/.test(box.querySelector('.question-options')?.textContent || ''),
-    inputs: box.querySelectorAll('input, button').length,
+    // the question's own controls (Quarto's copy button on a code block is the page's, not the question's)
+    inputs: box.querySelectorAll('input, button:not(.code-copy-button)').length,
   };
 })"""
 

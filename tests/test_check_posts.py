@@ -277,6 +277,44 @@ def test_the_served_reader_model_must_be_what_its_post_printed(tmp_path, served,
         assert len(problems) == 1 and said in problems[0] and "make reader-model" in problems[0], problems
 
 
+@pytest.mark.parametrize("served, said", [
+    ({"encoder.onnx": b"enc", "decoder.onnx": b"dec", "card.json": b'{"words": 1}'}, None),
+    ({"encoder.onnx": b"enc", "decoder.onnx": b"other", "card.json": b'{"words": 1}'},
+     "reader/aloud/model/decoder.onnx (sha256 "),
+    ({"decoder.onnx": b"dec", "card.json": b'{"words": 1}'}, "reader/aloud/model/encoder.onnx is missing"),
+], ids=["as-printed", "graph-swapped", "graph-missing"])
+def test_the_decoding_lab_model_must_be_what_the_numbers_aloud_post_printed(tmp_path, served, said):
+    import hashlib
+    from tools.check.check_posts import check_notebook
+    from tools.live.reader_files import ALOUD_SLUG
+    root = site_root(tmp_path)
+    printed = {"encoder.onnx": b"enc", "decoder.onnx": b"dec", "card.json": b'{"words": 1}'}
+    lines = "".join(f"  {name}  sha256 {hashlib.sha256(data).hexdigest()}\n" for name, data in printed.items())
+    path = save_post(publishable(ran("export_for_the_lab()", stream(lines))), root / "posts", ALOUD_SLUG, links=False)
+    (root / "reader" / "aloud" / "model").mkdir(parents=True)
+    for name, data in served.items():
+        (root / "reader" / "aloud" / "model" / name).write_bytes(data)
+    # (a post in the real series' folder, outside the real series: its links are not what this test is about)
+    problems = [str(problem) for problem in check_notebook(path, root) if "aloud/model" in str(problem)]
+    if said is None:
+        assert problems == []
+    else:
+        assert len(problems) == 1 and said in problems[0] and "make aloud-model" in problems[0], problems
+
+
+@pytest.mark.parametrize("options, said", [
+    ("#| code-fold: true\n", "folds its code without saying what it hides"),
+    ('#| code-fold: true\n#| code-summary: "Show the code"\n', "folds its code without saying what it hides"),
+    ('#| code-fold: true\n#| code-summary: "The code that draws the loss curve"\n', None),
+    ("", None),
+], ids=["no-summary", "generic-summary", "named", "shown"])
+def test_a_folded_cell_names_what_it_hides(tmp_path, options, said):
+    from tools.check.check_posts import check_notebook
+    path = save_post(publishable(ran(options + "print(1)", stream("1\n"))), tmp_path / "posts")
+    problems = [str(problem) for problem in check_notebook(path) if "folds its code" in str(problem)]
+    assert problems == ([] if said is None else [problems[0]]) and (said is None or said in problems[0]), problems
+
+
 # ---- a result's record against the text it shows ---------------------------------------------------------
 
 @pytest.mark.parametrize("text, number", [("87.3%", 87.34), ("10,992", 10992.0), ("1.0e-05", 1.04e-05),

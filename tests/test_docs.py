@@ -15,7 +15,7 @@ from tools.core.notebooks import REPO_ROOT
 
 # Lists a doc may give: all the helpers, those that only show (the spread's digest leaves them out), the others.
 WHOLE_LISTS = [set(HELPERS), set(PRESENTATION_HELPERS), set(HELPERS) - set(PRESENTATION_HELPERS)]
-HELPER_NAME = re.compile(r"_[a-z]+\.py")
+HELPER_NAME = re.compile(r"_[a-z_]+\.py")
 HELPER_LIST = re.compile(r"helpers[^()]{0,80}\(([^()]*)\)", re.S)
 
 
@@ -63,3 +63,47 @@ def test_every_make_target_the_docs_name_exists():
              if name.endswith(".md")}
     unknown = {name: sorted(found - targets) for name, found in named.items() if found - targets}
     assert unknown == {}, f"the docs name make targets that `make help` does not list: {unknown}"
+
+
+# ---- the README's table of what a re-run gives: the posts' own spread reports --------------------------------
+
+# Each row of the README's table: the post (part of its folder name) and the headline result it quotes.
+README_HEADLINES = {"Reading three digits": ("three-digits", "exact"),
+                    "When to stop": ("when-to-stop", "exact"),
+                    "Reading handwriting": ("handwriting", "pen_exact_after"),
+                    "Reading numbers aloud": ("numbers-aloud", "first_perfect_epoch")}
+TABLE_ROW = re.compile(r"^\s*\|\s*([^|]+?)\s*\|\s*([^|]+?)\s*\|\s*([^|]+?)\s*\|\s*$", re.MULTILINE)
+
+
+def readme_headlines(text):
+    """{post title: (the page, the re-runs)} from the README's table."""
+    return {row[0]: row[1:] for row in TABLE_ROW.findall(text) if row[0] in README_HEADLINES}
+
+
+def span(low, high):
+    """"86.3 to 89.0 %" for the texts "86.3%" and "89.0 %"; "9 to 20"; one value when both ends agree."""
+    unit = " %" if low.endswith("%") else ""
+    ends = [text.rstrip("% ").strip() for text in (low, high)]
+    return (ends[0] if ends[0] == ends[1] else f"{ends[0]} to {ends[1]}") + unit
+
+
+def test_the_readme_quotes_each_post_s_headline_and_its_spread_as_the_post_s_report_holds_them():
+    from tools.core.notebooks import find_posts
+    from tools.measure.spread_report import read_report, report_path, spreads
+    rows = readme_headlines((REPO_ROOT / "README.md").read_text(encoding="utf-8"))
+    assert set(rows) == set(README_HEADLINES), f"the README's table lacks rows: {set(README_HEADLINES) - set(rows)}"
+    for title, (page, reruns) in rows.items():
+        post, name = README_HEADLINES[title]
+        [path] = find_posts(post)
+        spread = spreads(read_report(report_path(path.parent)))[name]
+        low, high = (spread.texts[spread.numbers.index(value)] for value in (spread.low, spread.high))
+        assert page.replace(" %", "%").endswith(spread.texts[0].replace(" %", "%")), \
+            f"{title}: the README says {page!r}, the page {spread.texts[0]!r}"
+        assert reruns == span(low, high), f"{title}: the README says {reruns!r}, the report {low} to {high}"
+
+
+def test_the_readme_table_reader_finds_a_row():
+    assert span("86.3%", "89.0 %") == "86.3 to 89.0 %" and span("9", "20") == "9 to 20" and span("5", "5") == "5"
+    table = "| post | the page | the re-runs |\n| --- | --- | --- |\n" \
+            "| When to stop | exact 97.0 % | 97.0 to 97.2 % |\n| Other | a | b |\n"
+    assert readme_headlines(table) == {"When to stop": ("exact 97.0 %", "97.0 to 97.2 %")}

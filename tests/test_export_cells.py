@@ -12,7 +12,7 @@ from tools.author import export_cells
 from tools.check.check_posts import check_notebook
 from tools.author.export_cells import EXPORTS, export_drift, module_text
 from tools.author.inline_helpers import HELPERS
-from tools.core.notebooks import REPO_ROOT, SETUP_TAG, NotebookError, find_posts, read_notebook
+from tools.core.notebooks import HELPER_TAG, REPO_ROOT, SETUP_TAG, NotebookError, find_posts, read_notebook
 
 SOURCE_POST = EXPORTS["_reader.py"]
 
@@ -165,7 +165,9 @@ def test_the_handwriting_post_reuses_the_reader_and_redefines_none_of_it():
     assert "_reader.py" in nb.metadata["blog"]["helpers"]
     defined = set()
     for cell in nb.cells:
-        if cell.cell_type == "code" and SETUP_TAG not in cell.metadata.get("tags", []):
+        if cell.cell_type == "code" and not {SETUP_TAG, HELPER_TAG} & set(cell.metadata.get("tags", [])):
             tree = ast.parse("\n".join(line for line in cell.source.splitlines() if not line.startswith(("%", "!"))))
             defined |= {node.name for node in ast.walk(tree) if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
     assert defined & exported == set(), "the post shows only what it changes; the reader comes from _reader.py"
+    [shown] = [cell for cell in nb.cells if HELPER_TAG in cell.metadata.get("tags", []) and "_reader.py" in cell.source]
+    assert "code-fold: true" in shown.source, "shown whole, in its own named cell, folded"

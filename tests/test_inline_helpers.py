@@ -11,9 +11,10 @@ from tests.factory import never_ran, publishable, ran, save_post
 from tools.author import inline_helpers
 from tools.check.check_posts import check_notebook
 from tools.author.inline_helpers import (
-    HELPERS, declared_helpers, inline, needed_packages, packages_block, pinned_versions, setup_drift, setup_source,
+    HELPERS, SECTION, declared_helpers, helper_source, inline, needed_packages, packages_block, pinned_versions,
+    setup_drift, setup_source,
 )
-from tools.core.notebooks import REPO_ROOT, SETUP_TAG, NotebookError, blog_metadata, find_posts, read_notebook
+from tools.core.notebooks import HELPER_TAG, REPO_ROOT, SETUP_TAG, NotebookError, blog_metadata, find_posts, read_notebook
 from tools.author.post_links import repository_url
 
 
@@ -34,21 +35,57 @@ def test_setup_summary_says_what_the_cell_gives():
     summary = setup_source(["_style.py", "_arch.py"], packages=[("visualtorch", "1.4.1")]).splitlines()[1]
     assert "Setup: missing packages, chart style and architecture diagrams" in summary
     header = setup_source(list(HELPERS), packages=[("numpy", "2.0.0")]).splitlines()[1:3]
-    assert header[0] == ('#| code-summary: "Setup: missing packages, named results, re-run spread, chart style, '
-                         "architecture diagrams, part 2's reader, handwriting set and pen digits (generated from "
-                         '_results.py, _spread.py, _style.py, _arch.py, _reader.py, _handwriting.py and _pen.py)"')
-    assert header[1].startswith("# Generated from _results.py, _spread.py, _style.py, _arch.py, _reader.py, "
-                                "_handwriting.py and _pen.py of ")
+    assert header[0] == ('#| code-summary: "Setup: missing packages, named results, re-run spread, chart style and '
+                         'architecture diagrams (generated from _results.py, _spread.py, _style.py and _arch.py)"')
+    assert header[1].startswith("# Generated from _results.py, _spread.py, _style.py and _arch.py of ")
+    assert "_reader.py" not in setup_source(list(HELPERS)), "lesson code never sits in the setup cell"
+
+
+def test_a_reused_helper_is_shown_in_a_cell_of_its_own_named_and_linked_to_where_it_is_taught():
+    reader = helper_source("_reader.py").splitlines()
+    assert reader[:2] == ["#| code-fold: true", "#| code-summary: \"Part 2's reader, reused: the canvases, the model, "
+                          "its training and its greedy reading (generated from _reader.py)\""]
+    assert "posts/2026-06-25-reading-when-to-stop" in reader[2], "it names the post that teaches it"
+    assert (REPO_ROOT / "_reader.py").read_text().strip().splitlines()[-1] == reader[-1]
+    pen = helper_source("_pen.py")
+    assert "from _handwriting import" not in pen, "its names come from the handwriting cell above it"
+    nb = publishable(ran("print(1)"), helpers=["_style.py", "_handwriting.py", "_pen.py"])
+    assert [tags(cell) for cell in nb.cells[1:4]] == [[SETUP_TAG], [HELPER_TAG], [HELPER_TAG]]
+    assert "# ---- _handwriting.py ----" in nb.cells[2].source and "# ---- _pen.py ----" in nb.cells[3].source
+    assert "_handwriting.py" not in nb.cells[1].source
+
+
+def tags(cell):
+    return cell.metadata.get("tags", [])
+
+
+def test_a_helper_cell_the_author_moved_stays_where_it_is_and_a_helper_left_in_the_setup_cell_moves_out():
+    nb = publishable(ran("print(1)"), ran("print(2)"), helpers=["_style.py", "_handwriting.py"])
+    helper = nb.cells[2]
+    nb.cells.remove(helper)
+    nb.cells.insert(3, helper)  # after the first cell of the post's own
+    assert setup_drift(nb) is None, "where it is shown is the author's choice"
+    nb.cells[1].source += "\n" + SECTION.format("_handwriting.py") + "\nSEED = 1"
+    helper.source = helper.source.replace("SEED = 2026_13", "SEED = 2026_14")
+    drift = setup_drift(nb)
+    assert "still holds _handwriting.py, which computes and belongs in a cell of its own" in drift
+    assert "its cell that shows _handwriting.py differs from the current _handwriting.py" in drift
+    assert inline(nb) and setup_drift(nb) is None
+    assert nb.cells[3] is helper and "SEED = 2026_13" in helper.source and "_handwriting" not in nb.cells[1].source
+    blog_metadata(nb)["helpers"] = ["_style.py"]
+    assert "still shows _handwriting.py in a generated cell" in setup_drift(nb)
+    inline(nb)
+    assert not any(HELPER_TAG in tags(cell) for cell in nb.cells)
 
 
 def test_handwriting_helper_is_inlined_on_its_own_with_numpy_pinned():
     nb = publishable(ran("print(1)"), helpers=["_handwriting.py"])
-    setup = nb.cells[1].source
-    assert (REPO_ROOT / "_handwriting.py").read_text().strip() in setup
-    assert "# ---- _style.py ----" not in setup, "_handwriting.py needs no other helper"
+    setup, shown = nb.cells[1].source, nb.cells[2].source
+    assert (REPO_ROOT / "_handwriting.py").read_text().strip() in shown
+    assert "# ---- _style.py ----" not in setup + shown, "_handwriting.py needs no other helper"
     assert f'"numpy": "{pinned_versions()["numpy"][1]}"' in setup, "_handwriting.py imports numpy"
     namespace = {}
-    exec(setup.replace("#|", "#"), namespace)
+    exec((setup + "\n" + shown).replace("#|", "#"), namespace)
     canvases, labels = namespace["handwriting_set"](per_length=1)
     assert canvases.shape == (3, 28, 84) and [len(label) for label in labels] == [1, 2, 3]
 
@@ -56,8 +93,9 @@ def test_handwriting_helper_is_inlined_on_its_own_with_numpy_pinned():
 def test_helpers_are_inlined_in_their_order_whatever_the_declaration_says():
     nb = publishable(helpers=["_handwriting.py", "_arch.py", "_style.py"])
     assert declared_helpers(nb) == ["_style.py", "_arch.py", "_handwriting.py"]
-    markers = [nb.cells[1].source.index(f"# ---- {name} ----") for name in declared_helpers(nb)]
+    markers = [nb.cells[1].source.index(f"# ---- {name} ----") for name in ("_style.py", "_arch.py")]
     assert markers == sorted(markers)
+    assert "# ---- _handwriting.py ----" in nb.cells[2].source
 
 
 def test_a_post_with_every_helper_passes_the_publishing_checks(tmp_path):
@@ -68,10 +106,11 @@ def test_a_post_with_every_helper_passes_the_publishing_checks(tmp_path):
 
 def test_a_drifted_handwriting_copy_is_reported(tmp_path):
     nb = publishable(helpers=["_handwriting.py"])
-    nb.cells[1].source = nb.cells[1].source.replace("SEED = 2026_13", "SEED = 2026_14")
+    nb.cells[2].source = nb.cells[2].source.replace("SEED = 2026_13", "SEED = 2026_14")
     path = save_post(nb, tmp_path / "posts")
     problems = [str(problem) for problem in check_notebook(path)]
-    assert any("setup cell differs from the current _handwriting.py" in problem for problem in problems), problems
+    assert any("its cell that shows _handwriting.py differs from the current _handwriting.py" in problem
+               for problem in problems), problems
 
 
 def test_helpers_fit_the_page_column():
@@ -201,7 +240,7 @@ def test_edited_helper_is_detected_and_reinlined(tmp_path, helper, before, after
     (root / helper).write_text((root / helper).read_text().replace(before, after))
     assert f"differs from the current {helper}" in setup_drift(nb, root)
     assert inline(nb, root) is True
-    assert setup_drift(nb, root) is None and after in nb.cells[1].source
+    assert setup_drift(nb, root) is None and after in "".join(cell.source for cell in nb.cells)
 
 
 def test_missing_setup_cell_is_added_after_front_matter():
@@ -278,7 +317,7 @@ def test_check_blames_the_broken_helper_not_a_cell_line(tmp_path, helpers_copy):
 # ---- a helper that needs another imports from it by name; inlined, the import is dropped -------------------
 
 def test_a_helper_s_import_from_another_is_dropped_where_it_is_inlined(tmp_path, monkeypatch):
-    source = setup_source(["_handwriting.py", "_pen.py"])
+    source = helper_source("_handwriting.py") + "\n" + helper_source("_pen.py")
     assert "from _handwriting import" in (REPO_ROOT / "_pen.py").read_text(), "_pen.py works as a module"
     assert "from _handwriting import" not in source and "import _handwriting" not in source
     monkeypatch.chdir(tmp_path)

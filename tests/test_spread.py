@@ -13,6 +13,7 @@ import pytest
 import _spread
 from _spread import template_like
 from tests.factory import md, publishable, ran, recorded, reseal, save_post, stream
+from tools.numbers.bindings import RESULT_KEY
 from tools.measure import compare_run
 from tools.core import numerics
 from tools.measure import spread
@@ -451,3 +452,53 @@ def test_the_spread_table_puts_the_page_inside_every_range():
     assert (label, shown, low["text"], high["text"], count) == ("read exactly", "89.5%", "86.1%", "89.5%", 4)
     assert rows["parameters"][3]["text"] == rows["parameters"][4]["text"] == "534,348"
     assert rows["missing"][3] is None and rows["missing"][5] == 0
+
+
+# ---- make spread when the code moved the page's own results -----------------------------------------------
+
+class InProcessPool:
+    """multiprocessing's context and Pool, run in this process (the runs are faked)."""
+
+    def Pool(self, jobs):
+        return self
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *_):
+        return False
+
+    def map(self, function, items, chunksize=1):
+        return [function(item) for item in items]
+
+
+@pytest.mark.parametrize("page_moves", [True, False], ids=["code-moved-the-page", "page-as-before"])
+def test_make_spread_runs_the_page_again_when_its_own_results_moved_so_its_table_takes_them_in(
+        tmp_path, monkeypatch, page_moves):
+    nb, path = a_post(tmp_path, "Text.")
+    new_exact = 89.7 if page_moves else 87.9
+    tables = []  # the page and report each page run saw
+
+    def run_once(arguments):
+        _, (numeric_path, seed), label = arguments
+        return a_run(86.0 + seed, path=numeric_path, seed=seed)
+
+    def execute(target, offline, echo):
+        report = json.loads(report_path(target.parent).read_text())
+        tables.append(report["page"]["results"]["exact"]["number"])
+        executed = read_notebook(target)
+        output = executed.cells[-1].outputs[0]
+        output.metadata[RESULT_KEY]["number"] = new_exact
+        output.metadata[RESULT_KEY]["text"] = f"{new_exact}%"
+        write_notebook_atomically(reseal(executed), target)
+
+    monkeypatch.setattr(spread, "run_once", run_once)
+    monkeypatch.setattr(spread, "execute_in_place", execute)
+    monkeypatch.setattr(spread.multiprocessing, "get_context", lambda kind: InProcessPool())
+    monkeypatch.setattr(spread.standin_data, "build", lambda: None)
+    monkeypatch.setattr(spread, "page_seed", lambda nb: 0)
+    spread.spread(path, 3, 1)
+    made = read_report(report_path(path.parent))
+    assert made["page"]["results"]["exact"]["number"] == new_exact
+    assert tables == ([87.9, 89.7] if page_moves else [87.9]), \
+        "the last page run read a report that holds its own results, and no run more than that needed"

@@ -24,7 +24,8 @@ from tools.core.notebooks import REPO_ROOT, CellOptionsError, NotebookError, blo
 
 EXPORT_MARK = "#| export: true"  # a Quarto cell option (YAML), so the page hides it
 # helper file: the post folder whose marked cells it is made from
-EXPORTS = {"_reader.py": "2026-06-25-reading-when-to-stop", "_cure.py": "2026-07-09-reading-handwriting"}
+EXPORTS = {"_three_digits.py": "2026-06-18-reading-three-digits", "_reader.py": "2026-06-25-reading-when-to-stop",
+           "_cure.py": "2026-07-09-reading-handwriting"}
 # Where `make export` keeps the text it replaced (an edit by hand, say, which the next export
 # would otherwise drop): the last one only, so nothing is lost silently.
 REPLACED = Path(".cache") / "export"

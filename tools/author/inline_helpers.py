@@ -27,8 +27,9 @@ from pathlib import Path
 import nbformat
 
 from tools.core import numerics
+from tools.author.export_cells import EXPORTS
 from tools.core.notebooks import (
-    REPO_ROOT, SETUP_TAG, NotebookError, blog_metadata, code_cells, describe_cell, has_tag, parse_cell, site_config,
+    HELPER_TAG, REPO_ROOT, SETUP_TAG, NotebookError, blog_metadata, code_cells, describe_cell, has_tag, parse_cell, site_config,
     sync_posts,
 )
 from tools.author.post_links import repository_url
@@ -39,13 +40,22 @@ from tools.author.post_links import repository_url
 # also works as a module; inlined, that import is dropped, the names being defined above it. _reader.py is itself generated, from part 2's
 # cells marked `#| export: true` (tools/author/export_cells.py).
 HELPERS = {"_results.py": [], "_spread.py": ["_results.py"], "_style.py": [], "_arch.py": ["_style.py"],
-           "_reader.py": [], "_handwriting.py": [], "_pen.py": ["_handwriting.py"]}
+           "_three_digits.py": [], "_reader.py": [], "_handwriting.py": [], "_pen.py": ["_handwriting.py"]}
 WHAT_THEY_GIVE = {"_results.py": "named results", "_spread.py": "re-run spread", "_style.py": "chart style",
-                  "_arch.py": "architecture diagrams", "_reader.py": "part 2's reader",
+                  "_arch.py": "architecture diagrams", "_three_digits.py": "part 1's reader",
+                  "_reader.py": "part 2's reader",
                   "_handwriting.py": "handwriting set", "_pen.py": "pen digits"}
 # The helpers that only show or record what the post computes (named results, the spread's table, chart
 # style, diagrams): a change to them changes how a page looks, never a result, so a spread outlives it.
 PRESENTATION_HELPERS = ("_results.py", "_spread.py", "_style.py", "_arch.py")
+# Only they go into the setup cell. A helper that computes is lesson code a post reuses: it is shown in a
+# generated cell of its own (HELPER_TAG), folded under a summary that names it and where it is taught. It is
+# placed after the setup cell at first; an author may move it (before its first use), and it stays there.
+SHOWN_AS = {"_three_digits.py": "Part 1's reader, reused: the MNIST file's check, the canvases of three digits, "
+                                "the model and its greedy reading",
+            "_reader.py": "Part 2's reader, reused: the canvases, the model, its training and its greedy reading",
+            "_handwriting.py": "The writer of the handwriting set: digits as pen strokes, drawn like the live page",
+            "_pen.py": "The pen digits: real writers' strokes from UCI's file, drawn like the live page"}
 # Import names whose distribution is called something else; every other import is looked up by its own name.
 DISTRIBUTION_OF = {"PIL": "pillow", "yaml": "PyYAML"}
 
@@ -200,14 +210,28 @@ def in_words(items):
 SECTION, NUMERIC_PATH, PACKAGES = "# ---- {} ----", "numeric path", "packages"  # the setup cell's parts
 
 
+def in_setup(helpers):
+    """The helpers the setup cell holds: those that only show or record."""
+    return [name for name in helpers if name in PRESENTATION_HELPERS]
+
+
+def in_own_cells(helpers):
+    """The helpers shown in cells of their own: those that compute."""
+    return [name for name in helpers if name not in PRESENTATION_HELPERS]
+
+
 def setup_source(helpers, root=REPO_ROOT, packages=(), repo_url=None):
-    """The exact text of the generated setup cell for these helpers and the packages the post imports."""
+    """The exact text of the generated setup cell: the numeric path, the packages the post imports, and those of
+    `helpers` that only show or record (the others get cells of their own, helper_source)."""
+    helpers = in_setup(helpers)
     names = in_words(helpers)
     gives = in_words(WHAT_THEY_GIVE[name] for name in helpers)
     parts = [
         "#| code-fold: true",
-        f'#| code-summary: "Setup: {"missing packages, " if packages else ""}{gives} (generated from {names})"',
-        f"# Generated from {names} of {repo_url or repository_url()}; edit those files, not this cell.",
+        f'#| code-summary: "Setup: {"missing packages, " if packages else ""}{gives or "the numeric path"}'
+        f'{f" (generated from {names})" if names else ""}"',
+        f"# Generated from {names or 'tools/author/inline_helpers.py'} of {repo_url or repository_url()}; "
+        f"edit {'those files' if len(helpers) > 1 else 'that file' if helpers else 'that'}, not this cell.",
     ]
     if "_spread.py" in helpers:  # a post that shows its spread runs on the path the spread calls pinned
         parts += ["", SECTION.format(NUMERIC_PATH), numerics.setup_block()]
@@ -216,6 +240,57 @@ def setup_source(helpers, root=REPO_ROOT, packages=(), repo_url=None):
     for name in helpers:
         parts += ["", SECTION.format(name), inlined_text(name, root).rstrip("\n")]
     return "\n".join(parts)
+
+
+def helper_source(name, root=REPO_ROOT, repo_url=None):
+    """The exact text of the generated cell that shows computing helper `name`."""
+    if name in EXPORTS:
+        origin = (f"# `make export` writes {name} from the cells marked `#| export: true` in posts/{EXPORTS[name]},\n"
+                  "# the post that teaches it; edit those cells, not this one.")
+    else:
+        origin = f"# Generated from {name} of {repo_url or repository_url()}; edit that file, not this cell."
+    return "\n".join([
+        "#| code-fold: true",
+        f'#| code-summary: "{SHOWN_AS[name]} (generated from {name})"',
+        origin,
+        SECTION.format(name),
+        inlined_text(name, root).rstrip("\n"),
+    ])
+
+
+def expected_helper_cells(nb, root=REPO_ROOT):
+    """{helper: the text of its cell} for the computing helpers the notebook declares."""
+    return {name: helper_source(name, root) for name in in_own_cells(declared_helpers(nb))}
+
+
+def helper_cells(nb):
+    """{helper: [its generated cells]} as the notebook carries them (a cell is named by its section line)."""
+    found = {}
+    for cell in nb.cells:
+        if cell.cell_type == "code" and has_tag(cell, HELPER_TAG):
+            names = [name for name in setup_sections(cell.source) if name in HELPERS] or ["?"]
+            found.setdefault(names[0], []).append(cell)
+    return found
+
+
+def helper_cell_drift(nb, root=REPO_ROOT):
+    """Why the cells that show the computing helpers differ from the helpers: [] when they match."""
+    expected, found = expected_helper_cells(nb, root), helper_cells(nb)
+    causes = []
+    for name, text in expected.items():
+        cells = found.get(name, [])
+        if not cells:
+            causes.append(f"lacks the cell that shows {name}, which metadata blog.helpers declares")
+        elif len(cells) > 1:
+            causes.append(f"has {len(cells)} cells that show {name} (expected 1)")
+        elif cells[0].source != text:
+            causes.append(f"its cell that shows {name} differs from the current {name} (the helper, or its copy "
+                          "in the cell, was edited since `make inline` copied it)")
+    extra = [name for name in found if name not in expected]
+    if extra:
+        causes.append(f"still shows {in_words(extra)} in a generated cell, which metadata blog.helpers no "
+                      "longer declares")
+    return causes
 
 
 def expected_setup(nb, root=REPO_ROOT):
@@ -236,18 +311,25 @@ def setup_position(nb):
 
 
 def setup_drift(nb, root=REPO_ROOT):
-    """Why the notebook's setup cell differs from its helpers, or None when it matches."""
+    """Why the notebook's setup cell, or a cell that shows a computing helper, differs from its helpers, or None
+    when they match."""
     expected = expected_setup(nb, root)
     cells = setup_cells(nb)
     if expected is None:
-        return "has a generated setup cell but declares no helpers" if cells else None
+        if cells:
+            return "has a generated setup cell but declares no helpers"
+        extra = helper_cell_drift(nb, root)
+        return ", and ".join(extra) if extra else None
     if len(cells) != 1:
         return f"declares {declared_helpers(nb)} but has {len(cells)} generated setup cells (expected 1)"
+    causes = []
     if cells[0].source != expected:
         causes = drift_causes(nb, cells[0].source, expected, root)
-        return "setup cell " + (", and ".join(causes) if causes else
-                                f"differs from the current {in_words(declared_helpers(nb))} (or the pins it installs)")
-    return None
+        causes = ["setup cell " + (", and ".join(causes) if causes else
+                                   f"differs from the current {in_words(in_setup(declared_helpers(nb)))} "
+                                   "(or the pins it installs)")]
+    causes += helper_cell_drift(nb, root)
+    return ", and ".join(causes) if causes else None
 
 
 def setup_sections(source):
@@ -290,11 +372,15 @@ def drift_causes(nb, source, expected, root=REPO_ROOT):
     now, wanted = setup_sections(source), setup_sections(expected)
     helpers = declared_helpers(nb)
     causes = []
-    edited = [name for name in helpers if name in now and now[name] != wanted[name]]
+    moved = [name for name in in_own_cells(helpers) if name in now]
+    if moved:
+        causes.append(f"still holds {in_words(moved)}, which {'computes' if len(moved) == 1 else 'compute'} and "
+                      "belongs in a cell of its own now (`make inline` moves it)")
+    edited = [name for name in in_setup(helpers) if name in now and now[name] != wanted[name]]
     if edited:
         causes.append(f"differs from the current {in_words(edited)} (the helper, or its copy in the cell, was "
                       "edited since `make inline` copied it)")
-    missing = [name for name in helpers if name not in now]
+    missing = [name for name in in_setup(helpers) if name not in now]
     if missing:
         causes.append(f"lacks {in_words(missing)}, which metadata blog.helpers declares")
     extra = [name for name in now if name in HELPERS and name not in helpers]
@@ -318,22 +404,39 @@ def drift_causes(nb, source, expected, root=REPO_ROOT):
 
 
 def inline(nb, root=REPO_ROOT):
-    """Bring the setup cell in line with the helpers; returns True when the notebook changed."""
+    """Bring the setup cell and the helpers' own cells in line with the helpers; True when the notebook changed."""
     if setup_drift(nb, root) is None:
         return False
     expected = expected_setup(nb, root)
     cells = setup_cells(nb)
     for extra in cells[1:]:
         nb.cells.remove(extra)
-    if expected is None:
+    if expected is None and cells:
         nb.cells.remove(cells[0])
-        return True
-    if cells:
+    elif cells:
         cells[0].source = expected  # outputs stay; the changed hash marks them stale
-    else:
+    elif expected is not None:
         cell = nbformat.v4.new_code_cell(expected, metadata={"tags": [SETUP_TAG]})
         nb.cells.insert(setup_position(nb), cell)
+    inline_helper_cells(nb, root)
     return True
+
+
+def inline_helper_cells(nb, root=REPO_ROOT):
+    """One current cell per computing helper: kept where the author put it, else placed after the setup cell
+    (after the cell of the helper it needs, in HELPERS order); cells of helpers no longer declared go."""
+    expected, found = expected_helper_cells(nb, root), helper_cells(nb)
+    for name, cells in found.items():
+        for cell in cells[1:] if name in expected else cells:
+            nb.cells.remove(cell)
+    after = setup_position(nb) + (1 if setup_cells(nb) else 0)
+    for name, text in expected.items():
+        if name in found:
+            found[name][0].source = text
+            after = nb.cells.index(found[name][0]) + 1
+        else:
+            nb.cells.insert(after, nbformat.v4.new_code_cell(text, metadata={"tags": [HELPER_TAG]}))
+            after += 1
 
 
 def main(argv=None):

@@ -57,7 +57,7 @@ from tools.author.export_cells import EXPORTS, export_drift, sources_of
 from tools.author.inline_helpers import setup_drift
 from tools.author.post_links import THUMBNAIL, duplicate_thumbnail, links_drift, repository_url, thumbnail_problem
 from tools.core.printed import data_digests, printed_devices, printed_digests
-from tools.live.reader_files import EXPORT_FLAG, EXPORTED, published_dir
+from tools.live.reader_files import EXPORTED, published_copies
 from tools.core.notebooks import (
     PLACEHOLDER, POSTS_DIR, REPO_ROOT, CellOptionsError, NotebookError, blog_metadata, cell_options,
     code_cells, describe_cell, download_calls, find_posts, folders_without_notebook, front_matter, parse_cell,
@@ -100,7 +100,7 @@ def check_post(path, root=REPO_ROOT):
     for check in (check_cell_options, check_front_matter, check_links, check_thumbnail, check_provenance, check_seal,
                   check_execution, check_outputs_against_provenance, check_published_reader, check_setup, check_exports,
                   check_reports, check_spread, check_imports,
-                  check_figures, check_placeholders, check_revisions, check_literal_results, check_records,
+                  check_figures, check_folds, check_placeholders, check_revisions, check_literal_results, check_records,
                   check_prose_numbers):
         try:
             problems += [Problem(post_name(path), where, what) for where, what in check(nb, Path(path), root)]
@@ -178,23 +178,22 @@ def check_outputs_against_provenance(nb, path, root):
 
 
 def check_published_reader(nb, path, root):
-    """The post that exports the live reader's model: the files the page serves (reader/model/) must be
-    the ones its stored run printed the digests of."""
-    if blog_metadata(nb).get(EXPORT_FLAG) is not True:
-        return
-    printed, folder = printed_digests(nb), published_dir(root)
-    for name in EXPORTED:
-        published = folder / name
-        shown = published.relative_to(root).as_posix() if published.is_relative_to(root) else str(published)
-        if not published.is_file():
-            yield "notebook", f"{shown} is missing: the live reader serves this post's model; run `make reader-model`"
-            continue
-        digest = hashlib.sha256(published.read_bytes()).hexdigest()
-        if digest not in printed.get(name, set()):
-            said = "prints no digest for it" if name not in printed else "prints another digest for it"
-            yield "notebook", (f"{shown} (sha256 {digest[:12]}…) is not the file this post's stored run made (its "
-                               f"outputs' `  {name}  sha256 …` line {said}); run `make reader-model`, or "
-                               "`make execute` first if the post changed")
+    """A post that exports a page's model (the live reader's, the decoding lab's): the files the page serves
+    must be the ones its stored run printed the digests of."""
+    printed = printed_digests(nb)
+    for folder, command in published_copies(blog_metadata(nb), path.parent.name, root):
+        for name in EXPORTED:
+            published = folder / name
+            shown = published.relative_to(root).as_posix() if published.is_relative_to(root) else str(published)
+            if not published.is_file():
+                yield "notebook", f"{shown} is missing: a page serves this post's model; run `{command}`"
+                continue
+            digest = hashlib.sha256(published.read_bytes()).hexdigest()
+            if digest not in printed.get(name, set()):
+                said = "prints no digest for it" if name not in printed else "prints another digest for it"
+                yield "notebook", (f"{shown} (sha256 {digest[:12]}…) is not the file this post's stored run made "
+                                   f"(its outputs' `  {name}  sha256 …` line {said}); run `{command}`, or "
+                                   "`make execute` first if the post changed")
 
 
 def check_execution(nb, path, root):
@@ -392,6 +391,21 @@ def check_figures(nb, path, root):
     for number, cell in enumerate(nb.cells, start=1):
         if cell.cell_type == "markdown" and re.search(r"!\[\s*\]\(", cell.source):
             yield describe_cell(number, cell), "image without alt text: write it inside ![…]"
+
+
+GENERIC_SUMMARIES = {"", "code", "show the code", "show code", "hide the code"}
+
+
+def check_folds(nb, path, root):
+    """The code a post teaches is shown; a cell that folds (a figure's drawing, plumbing) names what it hides."""
+    for number, cell in code_cells(nb):
+        options = cell_options(cell)
+        if options.get("code-fold") in (True, "show", "true"):
+            summary = str(options.get("code-summary", "")).strip()
+            if summary.lower() in GENERIC_SUMMARIES:
+                yield describe_cell(number, cell), ("folds its code without saying what it hides: give it "
+                                                    '`#| code-summary: "…"` (e.g. "The code that draws the loss '
+                                                    'curve"), or show it')
 
 
 def check_placeholders(nb, path, root):

@@ -24,11 +24,10 @@ import sys
 from tools.core.notebooks import POSTS_DIR, REPO_ROOT, NotebookError, post_name, shown
 from tools.live import publish_export
 from tools.live.publish_export import Export, is_count, is_text, site_url
-from tools.live.reader_files import EXPORT_FOLDER, EXPORTED, PublishError
+from tools.live.reader_files import ALOUD_SLUG, EXPORT_FOLDER, EXPORTED, LAB_MODEL_DIR, PublishError
 
-ALOUD_SLUG = "2026-07-02-reading-numbers-aloud"
-LAB_DIR = REPO_ROOT / "reader" / "aloud"
-MODEL_DIR = LAB_DIR / "model"  # what the lab loads, committed like reader/model/
+LAB_DIR = LAB_MODEL_DIR.parent
+MODEL_DIR = LAB_MODEL_DIR  # what the lab loads
 
 CARD_KEYS = ("post", "parameters", "sizes", "beam_width", "source_tokens", "words", "tokens", "greedy_readings",
              "torch")

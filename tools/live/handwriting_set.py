@@ -38,8 +38,8 @@ tests/test_handwriting_set.py, which compares the two in Chromium).
 Where the code lives. The writer, the port, `build()` and `handwriting_set()` (strokes
 written from the seed, then built) are in `_handwriting.py` at the top of the repository: a
 post that reads this set builds it itself, because a post must run lifted out of the
-repository, so `make inline` copies that helper into the setup cell of every post that
-declares it (metadata `blog.helpers`). This tool re-exports its names and keeps what needs
+repository, so `make inline` copies that helper into a folded cell of its own in every post
+that declares it (metadata `blog.helpers`). This tool re-exports its names and keeps what needs
 the repository: the shipped strokes, a cache, the hard inputs, scoring with the exported
 reader, and the command line.
 

@@ -7,6 +7,10 @@ Serves `_site/` on a localhost port, opens each page in Debian's Chromium (Playw
 its toggle stores it), and writes full-page pictures cut into screen-high parts:
 `<out>/<page>-<desktop|phone>-<light|dark>-<n>.png`. The folder is git-ignored; look at it before
 saying a change to a post or to the site is done.
+
+Each line it prints also measures the page against what a post should be: its length in screens
+(folds closed) against SCREENS_TARGET, and on a phone the figures that scroll sideways (a frame
+wider than the screen, assets/layout.html's fallback for a figure too wide to read shrunk).
 """
 import argparse
 import io
@@ -21,6 +25,23 @@ THEMES = ("light", "dark")
 PART_HEIGHT = {"desktop": 1800, "phone": 2400}  # CSS px per picture: long pages come in parts
 # Quarto's toggle keeps the visitor's choice here: "default" is the light theme, "alternate" the dark.
 THEME_SCRIPT = "localStorage.setItem('quarto-color-scheme', '{value}');"
+# A post reads as a lesson in at most this many screens, folds closed (the viewport's height each).
+SCREENS_TARGET = {"desktop": 12, "phone": 20}
+LAYOUT = """() => ({
+  screens: document.documentElement.scrollHeight / innerHeight,
+  sideways: [...document.querySelectorAll("main .cell-output-display")]
+    .filter((frame) => frame.scrollWidth > frame.clientWidth + 1)
+    .map((frame) => (frame.closest("[id^='fig-']") || frame).id || "a figure without a label"),
+})"""
+
+
+def layout_words(viewport, found):
+    """"14.2 screens (over 12); scrolls sideways: fig-a, fig-b" for what LAYOUT found on a page."""
+    target = SCREENS_TARGET[viewport]
+    words = f"{found['screens']:.1f} screens" + (f" (over {target})" if found["screens"] > target else "")
+    if viewport == "phone" and found["sideways"]:
+        words += f"; scrolls sideways: {', '.join(found['sideways'])}"
+    return words
 
 
 def page_name(site, page):
@@ -32,7 +53,7 @@ def page_name(site, page):
 
 
 def photograph(browser, url, viewport, theme, out_stem):
-    """Write the page's parts; return how many."""
+    """Write the page's parts; return how many, and what LAYOUT found on the page."""
     from PIL import Image
     width, height = VIEWPORTS[viewport]
     context = browser.new_context(viewport={"width": width, "height": height}, device_scale_factor=1,
@@ -50,13 +71,14 @@ def photograph(browser, url, viewport, theme, out_stem):
     }""")
     page.wait_for_load_state("networkidle")
     page.wait_for_timeout(300)  # iframes sizing themselves, fonts settling
+    found = page.evaluate(LAYOUT)
     picture = Image.open(io.BytesIO(page.screenshot(full_page=True)))
     context.close()
     step = PART_HEIGHT[viewport]
     parts = range(0, picture.height, step)
     for number, top in enumerate(parts, start=1):
         picture.crop((0, top, picture.width, min(top + step, picture.height))).save(f"{out_stem}-{number}.png")
-    return len(parts)
+    return len(parts), found
 
 
 def main(argv=None):
@@ -76,9 +98,10 @@ def main(argv=None):
             name = page_name(args.site, page)
             for viewport in VIEWPORTS:
                 for theme in THEMES:
-                    count = photograph(browser, base + page.relative_to(args.site).as_posix(), viewport, theme,
-                                       args.out / f"{name}-{viewport}-{theme}")
-                    print(f"{name}: {viewport} {theme}: {count} picture(s)", flush=True)
+                    count, found = photograph(browser, base + page.relative_to(args.site).as_posix(), viewport,
+                                              theme, args.out / f"{name}-{viewport}-{theme}")
+                    print(f"{name}: {viewport} {theme}: {count} picture(s), {layout_words(viewport, found)}",
+                          flush=True)
         browser.close()
     print(f"written to {args.out}")
 
