@@ -1,17 +1,17 @@
 """Export a post's marked code cells into a helper module, the way nbdev does.
 
-The image posts share one reader: its tokens and canvases, the model, its training
-step and its greedy reading. Part 2 ("when to stop") is where that reader is taught,
-so its notebook is the source. Its code cells whose first line is `#| export: true` are
-copied, in notebook order and without their `#|` option lines, into `_reader.py`.
-Later posts declare `_reader.py` in `blog.helpers` and get it inlined in their
-folded setup cell like the other helpers (tools/author/inline_helpers.py), so they use the
-reader without repeating it, and a change to the lesson reaches them.
+A post that teaches code a later post reuses is that code's only source. Its code cells whose
+`#|` options include `export: true` are copied, in notebook order and without their `#|` option
+lines, into a module (EXPORTS): part 1's into `_three_digits.py` (its fixed-length reader, data
+check and canvases), part 2's into `_reader.py` (the image posts' reader), the handwriting post's
+into `_cure.py`. A later post declares the module in `blog.helpers` and `make inline` shows it in
+a folded cell of its own, named after the part that teaches it (tools/author/inline_helpers.py),
+so it uses the code without repeating it, and a change to the lesson reaches it.
 
 Run it after editing a marked cell (`make export`; `make` and `make inline` do).
 With --check it writes nothing and names each helper out of step with its cells,
-which `make check` also reports. Edit the marked cells, never `_reader.py`: the next
-export overwrites it.
+which `make check` also reports. Edit the marked cells, never the modules: the next
+export overwrites them.
 """
 import argparse
 import ast

@@ -4,9 +4,10 @@ A reader who lifts one notebook out of the repository, or opens it in Colab, mus
 be able to run it top to bottom, so no post may import a sibling module or touch
 sys.path. Yet the palette, the diagram settings and the writer of the non-MNIST
 handwriting set should be written once. So the helpers live at the top of the
-repository, and this tool copies their current text into a generated, folded code
-cell at the top of every notebook that declares them (notebook metadata
-`blog.helpers`, e.g. ["_style.py", "_arch.py"]).
+repository, and this tool copies their current text into every notebook that declares
+them (notebook metadata `blog.helpers`, e.g. ["_style.py", "_arch.py"]): those that only
+show or record into a generated, folded setup cell at the top; those that compute, lesson
+code a post reuses, each into a generated, folded cell of its own, named after it.
 
 Run it after editing a helper; `make` does. With --check it writes nothing and
 lists every notebook whose setup cell no longer matches its helpers. Changing a
