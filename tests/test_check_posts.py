@@ -248,13 +248,23 @@ def site_root(tmp_path):
     return tmp_path
 
 
-def exporting_post(tmp_path, files):
-    """A post flagged as the live reader's source that printed the digests of `files` ({name: bytes})."""
+def exporting_post(tmp_path, files, folder=None):
+    """A post that printed the digests of `files` ({name: bytes}): flagged as the live reader's source, or,
+    in `folder`, the post of that folder (the numbers-aloud post feeds the decoding lab by its folder)."""
     import hashlib
     lines = "".join(f"  {name}  sha256 {hashlib.sha256(data).hexdigest()}\n" for name, data in files.items())
-    nb = publishable(ran("export_for_the_live_reader()", stream(lines)))
-    blog_metadata(nb)["exports_reader"] = True
-    return save_post(nb, tmp_path / "posts")
+    nb = publishable(ran("export_the_model()", stream(lines)))
+    if folder is None:
+        blog_metadata(nb)["exports_reader"] = True
+        return save_post(nb, tmp_path / "posts")
+    return save_post(nb, tmp_path / "posts", folder, links=False)
+
+
+def serve(folder, files):
+    """Write `files` ({name: bytes}) where a page loads its model from."""
+    folder.mkdir(parents=True)
+    for name, data in files.items():
+        (folder / name).write_bytes(data)
 
 
 @pytest.mark.parametrize("served, said", [
@@ -267,9 +277,7 @@ def test_the_served_reader_model_must_be_what_its_post_printed(tmp_path, served,
     from tools.check.check_posts import check_notebook
     root = site_root(tmp_path)
     path = exporting_post(root, {"encoder.onnx": b"enc", "decoder.onnx": b"dec", "card.json": b'{"post": 1}'})
-    (root / "reader" / "model").mkdir(parents=True)
-    for name, data in served.items():
-        (root / "reader" / "model" / name).write_bytes(data)
+    serve(root / "reader" / "model", served)
     problems = [str(problem) for problem in check_notebook(path, root)]
     if said is None:
         assert problems == []
@@ -284,16 +292,12 @@ def test_the_served_reader_model_must_be_what_its_post_printed(tmp_path, served,
     ({"decoder.onnx": b"dec", "card.json": b'{"words": 1}'}, "reader/aloud/model/encoder.onnx is missing"),
 ], ids=["as-printed", "graph-swapped", "graph-missing"])
 def test_the_decoding_lab_model_must_be_what_the_numbers_aloud_post_printed(tmp_path, served, said):
-    import hashlib
     from tools.check.check_posts import check_notebook
     from tools.live.reader_files import ALOUD_SLUG
     root = site_root(tmp_path)
-    printed = {"encoder.onnx": b"enc", "decoder.onnx": b"dec", "card.json": b'{"words": 1}'}
-    lines = "".join(f"  {name}  sha256 {hashlib.sha256(data).hexdigest()}\n" for name, data in printed.items())
-    path = save_post(publishable(ran("export_for_the_lab()", stream(lines))), root / "posts", ALOUD_SLUG, links=False)
-    (root / "reader" / "aloud" / "model").mkdir(parents=True)
-    for name, data in served.items():
-        (root / "reader" / "aloud" / "model" / name).write_bytes(data)
+    path = exporting_post(root, {"encoder.onnx": b"enc", "decoder.onnx": b"dec", "card.json": b'{"words": 1}'},
+                          folder=ALOUD_SLUG)
+    serve(root / "reader" / "aloud" / "model", served)
     # (a post in the real series' folder, outside the real series: its links are not what this test is about)
     problems = [str(problem) for problem in check_notebook(path, root) if "aloud/model" in str(problem)]
     if said is None:
