@@ -6,7 +6,8 @@ import pytest
 
 from tests.factory import image, md, publishable, ran, reseal, save_post, stream
 from tools.check.check_posts import check_notebook
-from tools.core.notebooks import blog_metadata
+from tools.core.notebooks import SEAL_VERSION, blog_metadata, compute_seal, without_presentation_options
+from tools.core.seal import upgrade_seal
 
 FIGURE = '#| label: fig-x\n#| fig-cap: "A plot."\n#| fig-alt: "A line."\nshow()'
 
@@ -141,3 +142,62 @@ def test_a_seal_from_before_metadata_was_sealed_is_named_once(tmp_path):
     for entry in blog_metadata(nb)["seal"]["cells"]:
         del entry["metadata_sha256"]
     assert_refused(nb, tmp_path, "notebook", "sealed by an older `make execute`")
+
+
+def test_folding_a_cell_or_naming_its_fold_keeps_the_seal(tmp_path):
+    """Seal version 2 leaves out the options that only fold code or label the fold: no re-run for a fold."""
+    nb = three_cells()
+    nb.cells[2].source = '#| code-fold: true\n#| code-summary: "How x grows"\n' + nb.cells[2].source
+    nb.cells[4].source = nb.cells[4].source.replace("#| label: fig-x\n", "#| label: fig-x\n#| code-fold: true\n#| code-summary: \"The code that draws x\"\n")
+    assert problems_of(nb, tmp_path) == []
+
+
+@pytest.mark.parametrize("option", ['#| echo: false\n', '#| output: false\n', '#| code-line-numbers: true\n'])
+def test_every_other_option_stays_sealed(tmp_path, option):
+    nb = three_cells()
+    nb.cells[2].source = option + nb.cells[2].source
+    assert_refused(nb, tmp_path, "cell 3 (code)", "stale: its code changed after it ran")
+
+
+def test_a_fold_does_not_hide_a_code_edit(tmp_path):
+    nb = three_cells()
+    nb.cells[2].source = '#| code-fold: true\n#| code-summary: "How x grows"\nx += 2\nprint(x)'
+    assert_refused(nb, tmp_path, "cell 3 (code)", "stale: its code changed after it ran")
+
+
+def test_a_fold_summary_continued_over_lines_is_left_out_whole():
+    source = '#| label: fig-x\n#| code-summary: >\n#|   How x\n#|   grows\n#| fig-cap: "A plot."\nshow()'
+    assert without_presentation_options(source) == '#| label: fig-x\n#| fig-cap: "A plot."\nshow()'
+    assert without_presentation_options("x = 1\n#| code-fold: true\n") == "x = 1\n#| code-fold: true\n", \
+        "only the leading options are Quarto's: a line further down is code"
+
+
+def version_one(nb):
+    """`nb` sealed as `make execute` sealed before version 2: source digested whole, no version key."""
+    blog_metadata(nb)["seal"] = compute_seal(nb, version=1)
+    return nb
+
+
+def test_a_version_one_seal_still_holds_and_still_seals_its_folds(tmp_path):
+    nb = version_one(three_cells())
+    assert problems_of(nb, tmp_path) == []
+    nb.cells[2].source = '#| code-fold: true\n#| code-summary: "How x grows"\n' + nb.cells[2].source
+    assert_refused(nb, tmp_path, "cell 3 (code)", "stale: its code changed after it ran")
+
+
+def test_upgrade_reseals_only_a_seal_that_holds(tmp_path):
+    nb = version_one(three_cells())
+    assert upgrade_seal(nb, tmp_path / "index.ipynb", tmp_path) == []
+    assert blog_metadata(nb)["seal"]["version"] == SEAL_VERSION
+    edited = version_one(three_cells())
+    edited.cells[2].outputs[0].text = "43\n"
+    before = json.dumps(blog_metadata(edited)["seal"])
+    problems = upgrade_seal(edited, tmp_path / "index.ipynb", tmp_path)
+    assert problems and "outputs edited" in problems[0]
+    assert json.dumps(blog_metadata(edited)["seal"]) == before, "an edit is never sealed by an upgrade"
+
+
+def test_an_unknown_seal_version_is_named(tmp_path):
+    nb = three_cells()
+    blog_metadata(nb)["seal"]["version"] = 99
+    assert_refused(nb, tmp_path, "notebook", "version 99")

@@ -553,8 +553,34 @@ def sealed_metadata(cell):
     return {key: value for key, value in cell.get("metadata", {}).items() if key not in UNSEALED_CELL_METADATA}
 
 
-def cell_seal(position, cell):
+# Seal version 2 leaves out the `#|` options that only say how the code is shown (folded or open,
+# and the fold's label). They change nothing that ran and nothing an output shows, so folding a cell
+# no longer costs a re-run; every other option (caption, alt text, output, echo…) stays sealed.
+SEAL_VERSION = 2
+PRESENTATION_OPTIONS = frozenset({"code-fold", "code-summary"})
+OPTION_KEY = re.compile(r"#\| ?([A-Za-z0-9_-]+)\s*:")
+
+
+def without_presentation_options(source):
+    """`source` without its leading `code-fold`/`code-summary` option lines (and their continuations)."""
+    lines = source.splitlines(keepends=True)
+    options = 0
+    while options < len(lines) and lines[options].startswith("#|"):
+        options += 1
+    kept, dropping = [], False
+    for line in lines[:options]:
+        key = OPTION_KEY.match(line)
+        if key:  # a line without a key of its own continues the value above it
+            dropping = key.group(1) in PRESENTATION_OPTIONS
+        if not dropping:
+            kept.append(line)
+    return "".join(kept + lines[options:])
+
+
+def cell_seal(position, cell, version=SEAL_VERSION):
     source = joined(cell.source)
+    if version >= 2:
+        source = without_presentation_options(source)
     outputs = [output_record(output) for output in cell.get("outputs", [])]
     return {
         "id": cell_key(position, cell),
@@ -564,13 +590,17 @@ def cell_seal(position, cell):
     }
 
 
-def compute_seal(nb):
-    """The seal of the notebook as it is now: per code cell, the provenance, and the whole in order."""
-    cells = [cell_seal(position, cell) for position, (_, cell) in enumerate(sealed_code_cells(nb))]
+def compute_seal(nb, version=SEAL_VERSION):
+    """The seal of the notebook as it is now: per code cell, the provenance, and the whole in order.
+
+    `version` 1 (seals without a version) digests each cell's source whole; 2 leaves out the options
+    that only fold or label the code (`without_presentation_options`)."""
+    cells = [cell_seal(position, cell, version) for position, (_, cell) in enumerate(sealed_code_cells(nb))]
     provenance = blog_metadata(nb).get("provenance")
     provenance_sha256 = hashlib.sha256(canonical_json(provenance).encode("utf-8")).hexdigest()
     digest = hashlib.sha256(canonical_json({"cells": cells, "provenance": provenance_sha256}).encode("utf-8"))
-    return {"cells": cells, "provenance_sha256": provenance_sha256, "sha256": digest.hexdigest()}
+    seal = {"cells": cells, "provenance_sha256": provenance_sha256, "sha256": digest.hexdigest()}
+    return {"version": version, **seal} if version >= 2 else seal
 
 
 def record_seal(nb):

@@ -7,13 +7,18 @@ keys written one way only (`seal_of`). Neither prevents a deliberate re-seal by 
 made without the tool, and a stale output left behind; this module is torch-free so `make check` can run
 without the training stack.
 """
+import argparse
 import hashlib
 import json
+import sys
 
 from tools.core.notebooks import (
     INJECTED_TAG, NO_DOWNLOAD, blog_metadata, cell_key, code_cells, compute_seal, describe_cell, download_calls,
-    has_tag, sealed_code_cells, sealed_metadata,
+    REPO_ROOT, SEAL_VERSION, has_tag, post_name, read_notebook, sealed_code_cells, sealed_metadata, find_posts,
+    write_notebook_atomically,
 )
+
+SEAL_VERSIONS = tuple(range(1, SEAL_VERSION + 1))
 
 
 def seal_of(report):
@@ -68,7 +73,12 @@ def check_seal(nb, path, root):
         yield "notebook", ("sealed by an older `make execute`, which left the cells' metadata (tags, options Quarto "
                            "reads) out of the seal; run `make execute`")
         return
-    now = compute_seal(nb)
+    version = seal.get("version", 1)
+    if version not in SEAL_VERSIONS:
+        yield "notebook", (f"sealed as version {version!r}, which this project does not know (it knows "
+                           f"{', '.join(map(str, SEAL_VERSIONS))}); run `make execute`")
+        return
+    now = compute_seal(nb, version)
     current = [(cell_key(position, cell), number, cell, entry) for position, ((number, cell), entry)
                in enumerate(zip(sealed_code_cells(nb), now["cells"]))]
     renamed = renamed_cells(current, recorded)
@@ -151,3 +161,40 @@ def longest_increasing(kept):
         longest = max((chain for chain in best[:index] if kept[chain[-1]][0] < position), key=len, default=[])
         best.append(longest + [index])
     return {kept[index][1] for index in max(best, key=len, default=[])}
+
+
+def upgrade_seal(nb, path, root):
+    """Re-seal `nb` in the current version, only if it holds under its own: a list of what stops that.
+
+    An upgrade re-digests what `make execute` sealed; it never seals an edit. A notebook whose seal does
+    not hold as it is keeps its old seal and is named with the reason."""
+    problems = [f"{where}: {what}" for where, what in (*check_provenance(nb, path, root), *check_seal(nb, path, root))]
+    if not problems:
+        blog_metadata(nb)["seal"] = compute_seal(nb)
+    return problems
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=(
+        f"Re-seal posts sealed by an older `make execute` in seal version {SEAL_VERSION}, which leaves out the "
+        "options that only fold or label code; only posts whose seal holds as they are."))
+    parser.add_argument("--post", help="only posts whose folder name contains this")
+    args = parser.parse_args(argv)
+    refused = 0
+    for path in find_posts(args.post, every_match=True):
+        nb = read_notebook(path)
+        if blog_metadata(nb).get("seal", {}).get("version", 1) == SEAL_VERSION:
+            print(f"{post_name(path)}: already sealed in version {SEAL_VERSION}")
+            continue
+        problems = upgrade_seal(nb, path, REPO_ROOT)
+        if problems:
+            refused += 1
+            print(f"{post_name(path)}: kept its seal, which does not hold: {'; '.join(problems)}")
+            continue
+        write_notebook_atomically(nb, path)
+        print(f"{post_name(path)}: re-sealed in version {SEAL_VERSION} (its seal held)")
+    return 1 if refused else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
