@@ -190,10 +190,12 @@ ENCODER_PARTS = [("self-attention", "attention"), ("add & norm", "norm"),
 DECODER_PARTS = [("masked self-attention", "attention"), ("add & norm", "norm"),
                  ("cross-attention", "attention"), ("add & norm", "norm"),
                  ("feed-forward", "feed-forward"), ("add & norm", "norm")]
-# In the figure's data units. The whole figure is 4.9 in wide so that a phone shows it whole with its
-# text at 8 pt or more (assets/layout.html widens a figure shrunk further, into a sideways scroll).
+# In the figure's data units. The whole figure is 4.9 in wide so that a phone shows it
+# whole with its text at 8 pt or more (assets/layout.html widens a figure shrunk
+# further, into a sideways scroll).
 BOX_W, BOX_H, GAP = 3.6, 0.55, 0.3
-LEFT, RIGHT, MIDDLE = 1.9, 6.6, 4.25  # the two stacks' centres, and the memory's way between them
+# the two stacks' centres, and the memory's way between them
+LEFT, RIGHT, MIDDLE = 1.9, 6.6, 4.25
 SMALLEST_PT = 8
 EMBEDDING_H = 0.8  # room for a label on two lines
 
@@ -210,12 +212,14 @@ def _box(ax, x, y, text, kind, highlighted, height=BOX_H):
     label = ax.text(x, y, text, ha="center", va="center", fontsize=9,
                     color="white" if fill != "none" else INK,
                     fontweight="bold" if highlighted else "normal")
-    # a long label is set smaller until it fits inside its box, measured as drawn, never under
-    # SMALLEST_PT; one still too long goes on two lines, split at the space nearest its middle
+    # a long label is set smaller until it fits inside its box, measured as drawn,
+    # never under SMALLEST_PT; one still too long goes on two lines, split at the
+    # space nearest its middle
     (left, _), (right, _) = ax.transData.transform([(0, 0), (BOX_W - 0.25, 0)])
     inside = right - left
     renderer = ax.figure.canvas.get_renderer()
-    while label.get_window_extent(renderer).width > inside and label.get_fontsize() > SMALLEST_PT:
+    while (label.get_window_extent(renderer).width > inside
+           and label.get_fontsize() > SMALLEST_PT):
         label.set_fontsize(label.get_fontsize() - 0.5)
     if label.get_window_extent(renderer).width > inside and " " in text:
         spaces = [i for i, c in enumerate(text) if c == " "]
@@ -233,7 +237,8 @@ def _arrow(ax, points, label=None, label_at=0.5, side="right"):
     if label:
         (x0, y0), (x1, y1) = points[-2], points[-1]
         x, y = x0 + (x1 - x0) * label_at, y0 + (y1 - y0) * label_at
-        ax.text(x + (0.12 if side == "right" else -0.12), y, label, fontsize=SMALLEST_PT,
+        ax.text(x + (0.12 if side == "right" else -0.12), y, label,
+                fontsize=SMALLEST_PT,
                 color=INK, ha="left" if side == "right" else "right",
                 va="center", family="monospace")
 
@@ -286,8 +291,10 @@ def encoder_decoder(*, source, source_embedding, target, target_embedding, memor
                 fontweight="bold")
     for x, given, embedding in ((left, source, source_embedding),
                                 (right, target, target_embedding)):
-        ax.text(x, 0.15, given, ha="center", fontsize=SMALLEST_PT, color=INK, family="monospace")
-        _box(ax, x, 1.2, embedding, "embedding", "embedding" in highlight, height=EMBEDDING_H)
+        ax.text(x, 0.15, given, ha="center", fontsize=SMALLEST_PT, color=INK,
+                family="monospace")
+        _box(ax, x, 1.2, embedding, "embedding", "embedding" in highlight,
+             height=EMBEDDING_H)
         _arrow(ax, [(x, 0.45), (x, 1.2 - EMBEDDING_H / 2)])
     bottom = 2.4  # of the two stacks' frames
     _, encoder_top = _stack(ax, left, bottom, ENCODER_PARTS, encoder_blocks,
@@ -295,19 +302,22 @@ def encoder_decoder(*, source, source_embedding, target, target_embedding, memor
     centres, decoder_top = _stack(ax, right, bottom, DECODER_PARTS, decoder_blocks,
                                   highlight, "right")
     for x, shape in ((left, memory), (right, target_vectors)):
-        _arrow(ax, [(x, 1.2 + EMBEDDING_H / 2), (x, bottom + GAP)], shape, label_at=0.4)
+        _arrow(ax, [(x, 1.2 + EMBEDDING_H / 2), (x, bottom + GAP)], shape,
+               label_at=0.4)
     # the memory: out of the encoder's top, across, into cross-attention's side
     cross = centres[2]
     turn = encoder_top + 0.9
     _arrow(ax, [(left, encoder_top), (left, turn), (MIDDLE, turn), (MIDDLE, cross),
                 (right - BOX_W / 2, cross)])
-    ax.text(left, turn + 0.3, f"memory  {memory}", ha="center", fontsize=SMALLEST_PT,
+    ax.text(left, turn + 0.3, f"memory  {memory}", ha="center",
+            fontsize=SMALLEST_PT,
             color=INK, family="monospace")
     output = decoder_top + 0.75
     _arrow(ax, [(right, decoder_top), (right, output - BOX_H / 2)])
     _box(ax, right, output, "linear: a score per token", "output",
          "output" in highlight)
     _arrow(ax, [(right, output + BOX_H / 2), (right, output + 0.9)])
-    ax.text(right, output + 1.05, f"scores  {scores}", ha="center", fontsize=SMALLEST_PT,
+    ax.text(right, output + 1.05, f"scores  {scores}", ha="center",
+            fontsize=SMALLEST_PT,
             color=INK, family="monospace")
     return fig
