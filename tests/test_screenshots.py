@@ -8,8 +8,8 @@ WIDE_AND_LONG = """<!doctype html><html lang="en"><head><meta charset="utf-8"><t
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>.cell-output-display { overflow-x: auto; } .drawing { height: 40px; }</style></head>
 <body><main>
-<div id="fig-wide"><div class="cell-output-display"><div class="drawing" style="width: 900px"></div></div></div>
-<div id="fig-narrow"><div class="cell-output-display"><div class="drawing" style="width: 200px"></div></div></div>
+<div id="fig-wide"><div class="cell-output-display"><img class="drawing" style="width: 900px; max-width: none"></div></div>
+<div id="fig-narrow"><div class="cell-output-display"><img class="drawing" style="width: 200px"></div></div>
 <div style="height: 30000px">text</div></main></body></html>"""
 
 

@@ -29,10 +29,28 @@ THEME_SCRIPT = "localStorage.setItem('quarto-color-scheme', '{value}');"
 SCREENS_TARGET = {"desktop": 12, "phone": 20}
 LAYOUT = """() => ({
   screens: document.documentElement.scrollHeight / innerHeight,
+  // a figure's frame, or a box inside it (Quarto's .quarto-figure), that scrolls: its image was widened
   sideways: [...document.querySelectorAll("main .cell-output-display")]
-    .filter((frame) => frame.scrollWidth > frame.clientWidth + 1)
-    .map((frame) => (frame.closest("[id^='fig-']") || frame).id || "a figure without a label"),
+    .filter((frame) => frame.querySelector("img") && [frame, ...frame.querySelectorAll("*")].some(
+      (box) => box.scrollWidth > box.clientWidth + 1 && ["auto", "scroll"].includes(getComputedStyle(box).overflowX)))
+    .map((frame) => (frame.querySelector("[id^='fig-']") || frame.closest("[id^='fig-']") || frame).id
+                    || "a figure without a label"),
 })"""
+
+
+def settled_layout(page):
+    """LAYOUT on an open page once it has settled as a reader would see it: scrolled to the bottom and
+    back, so lazy images and the embedded reader have loaded and sized themselves."""
+    page.evaluate("""async () => {
+      for (let y = 0; y < document.documentElement.scrollHeight; y += innerHeight) {
+        scrollTo(0, y);
+        await new Promise((done) => setTimeout(done, 50));
+      }
+      scrollTo(0, 0);
+    }""")
+    page.wait_for_load_state("networkidle")
+    page.wait_for_timeout(300)  # iframes sizing themselves, fonts settling
+    return page.evaluate(LAYOUT)
 
 
 def layout_words(viewport, found):
@@ -61,17 +79,7 @@ def photograph(browser, url, viewport, theme, out_stem):
     context.add_init_script(THEME_SCRIPT.format(value="alternate" if theme == "dark" else "default"))
     page = context.new_page()
     page.goto(url, wait_until="networkidle")
-    # Scroll to the bottom and back, as a reader would: lazy images and the embedded reader load.
-    page.evaluate("""async () => {
-      for (let y = 0; y < document.documentElement.scrollHeight; y += innerHeight) {
-        scrollTo(0, y);
-        await new Promise((done) => setTimeout(done, 50));
-      }
-      scrollTo(0, 0);
-    }""")
-    page.wait_for_load_state("networkidle")
-    page.wait_for_timeout(300)  # iframes sizing themselves, fonts settling
-    found = page.evaluate(LAYOUT)
+    found = settled_layout(page)
     picture = Image.open(io.BytesIO(page.screenshot(full_page=True)))
     context.close()
     step = PART_HEIGHT[viewport]

@@ -1,0 +1,109 @@
+"""The rendered posts' length and their figures on a phone (issue 34, items 7 and 8).
+
+Measured on the real render in Chromium, with the folds closed, the way `make screenshots` measures
+(tools/site/screenshots.py's `settled_layout`, one definition for both):
+
+- a post's length in screens (the viewport's height each) at 1280 px and at 390 px;
+- the figures that need a sideways scroll on a phone (a frame wider than the screen).
+
+The target is SCREENS_TARGET (12 screens on a desktop, 20 on a phone) and no sideways figure. Not every
+post meets it yet, so each post also has a ceiling in LAYOUT_CEILING, its length as last measured: a
+post may get shorter, never longer, and no figure may start to scroll sideways. A post that meets the
+target is held to the target. Each check is first proven on a page written here, which must fail it.
+"""
+import pytest
+
+from tests.test_rendered_site import DESKTOP, PHONE, browser, post_page, published_posts, rendered_site  # noqa: F401
+from tools.site.browser import served
+from tools.site.screenshots import SCREENS_TARGET, settled_layout
+
+VIEWPORTS = {"desktop": DESKTOP, "phone": PHONE}
+# Each post as last measured, rounded up to the next half screen with a little room for another
+# machine's fonts (screens at 1280 × 900 and 390 × 844, folds closed), and the figures that still
+# scroll sideways on a phone. Lower a number when a post gets shorter; never raise one to let a
+# post grow: fold what is secondary instead (docs/writing-posts.md).
+LAYOUT_CEILING = {
+    "2026-06-18-reading-three-digits": {"desktop": 21.5, "phone": 34.0, "sideways": []},
+    "2026-06-25-reading-when-to-stop": {"desktop": 21.5, "phone": 35.5,
+                                        "sideways": ["fig-end-probability", "fig-hard"]},
+    "2026-07-02-reading-numbers-aloud": {"desktop": 26.5, "phone": 43.5, "sideways": []},
+    "2026-07-09-reading-handwriting": {"desktop": 27.0, "phone": 45.5, "sideways": []},
+}
+
+
+def layout_problems(name, viewport, found, ceiling):
+    """What is wrong with one page's LAYOUT measure against the target, or against its ceiling."""
+    target = SCREENS_TARGET[viewport]
+    allowed = max(target, ceiling.get(viewport, target)) if ceiling else target
+    problems = []
+    if found["screens"] > allowed:
+        problems.append(f"{name}: {found['screens']:.1f} screens on a {viewport}, over "
+                        + (f"its ceiling of {allowed:g} (the target is {target})" if allowed > target
+                           else f"the target of {target}")
+                        + ": fold what is secondary (a figure's code, a side experiment)")
+    if viewport == "phone":
+        spreading = sorted(set(found["sideways"]) - set((ceiling or {}).get("sideways", [])))
+        problems += [f"{name}: {label} scrolls sideways on a phone: draw it at most 4.9 in wide "
+                     "(stack its panels)" for label in spreading]
+    return problems
+
+
+def measure(browser, url, viewport):  # noqa: F811
+    context = browser.new_context(viewport=VIEWPORTS[viewport])
+    page = context.new_page()
+    page.goto(url, wait_until="networkidle")
+    found = settled_layout(page)
+    context.close()
+    return found
+
+
+# ---- each check proven on a page written here --------------------------------------------------------
+
+def a_page(body):
+    return f"<!doctype html><html><head><meta charset='utf-8'></head><body><main>{body}</main></body></html>"
+
+
+# As Quarto writes a figure: the output frame, and inside it the box that scrolls once assets/layout.html
+# widens the image; and a frame that scrolls itself, its label outside it.
+WIDE_FIGURE = ("<div class='cell-output-display'><div id='fig-wide' class='quarto-figure' style='overflow-x:auto'>"
+               "<figure><img style='width:700px;height:50px;display:block'></figure></div></div>")
+SCROLLING_FRAME = ("<div id='fig-frame'><div class='cell-output-display' style='overflow-x:auto'>"
+                   "<img style='width:700px;height:50px;display:block'></div></div>")
+NARROW_FIGURE = WIDE_FIGURE.replace("700px", "300px").replace("fig-wide", "fig-narrow")
+
+
+@pytest.mark.slow
+def test_a_long_page_and_a_sideways_figure_are_caught(tmp_path, browser):  # noqa: F811
+    (tmp_path / "long.html").write_text(a_page("<div style='height:20000px'></div>" + WIDE_FIGURE + SCROLLING_FRAME))
+    (tmp_path / "short.html").write_text(a_page("<p>A short page.</p>" + NARROW_FIGURE))
+    with served(tmp_path) as base:
+        long_phone, short_phone = (measure(browser, base + page, "phone") for page in ("long.html", "short.html"))
+        long_desktop = measure(browser, base + "long.html", "desktop")
+    assert long_phone["sideways"] == ["fig-wide", "fig-frame"] and short_phone["sideways"] == []
+    assert layout_problems("short", "phone", short_phone, None) == []
+    assert any("over the target of 12" in problem for problem in layout_problems("long", "desktop", long_desktop, None))
+    caught = layout_problems("long", "phone", long_phone, None)
+    assert any("fig-wide scrolls sideways" in problem for problem in caught) and any("screens" in p for p in caught)
+    ceiling = {"desktop": 30, "phone": 30, "sideways": ["fig-wide", "fig-frame"]}
+    assert layout_problems("long", "desktop", long_desktop, ceiling) == [], "within its ceiling"
+    assert layout_problems("long", "phone", long_phone, {**ceiling, "phone": 20}) == [
+        f"long: {long_phone['screens']:.1f} screens on a phone, over the target of 20: fold what is secondary "
+        "(a figure's code, a side experiment)"], "a ceiling under the target means the target"
+
+
+def test_every_post_has_a_ceiling():
+    assert sorted(LAYOUT_CEILING) == sorted(path.parent.name for path in published_posts())
+
+
+# ---- the real render -----------------------------------------------------------------------------------
+
+@pytest.mark.slow
+@pytest.mark.parametrize("notebook", published_posts(), ids=lambda path: path.parent.name)
+def test_no_post_grows_and_no_figure_scrolls_sideways(rendered_site, browser, notebook):  # noqa: F811
+    name = notebook.parent.name
+    with served(rendered_site) as base:
+        url = base + post_page(rendered_site, notebook).relative_to(rendered_site).as_posix()
+        problems = [problem for viewport in VIEWPORTS
+                    for problem in layout_problems(name, viewport, measure(browser, url, viewport),
+                                                   LAYOUT_CEILING.get(name))]
+    assert problems == [], "\n".join(problems)
