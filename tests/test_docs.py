@@ -72,12 +72,18 @@ README_HEADLINES = {"Reading three digits": ("three-digits", "exact"),
                     "When to stop": ("when-to-stop", "exact"),
                     "Reading handwriting": ("handwriting", "pen_exact_after"),
                     "Reading numbers aloud": ("numbers-aloud", "first_perfect_epoch")}
-TABLE_ROW = re.compile(r"^\s*\|\s*([^|]+?)\s*\|\s*([^|]+?)\s*\|\s*([^|]+?)\s*\|\s*$", re.MULTILINE)
+TABLE_ROW = re.compile(r"^\s*\|\s*([^|]+?)\s*\|\s*([^|]+?)\s*\|\s*([^|]+?)\s*\|\s*([^|]+?)\s*\|\s*$",
+                       re.MULTILINE)
 
 
 def readme_headlines(text):
-    """{post title: (the page, the re-runs)} from the README's table."""
+    """{post title: (the page, the re-runs, its run's time)} from the README's table."""
     return {row[0]: row[1:] for row in TABLE_ROW.findall(text) if row[0] in README_HEADLINES}
+
+
+def minutes(seconds):
+    """How the README gives a recorded run's time: "6 min", "25 min"; under a minute, "1 min"."""
+    return f"{max(1, round(seconds / 60))} min"
 
 
 def span(low, high):
@@ -88,13 +94,16 @@ def span(low, high):
 
 
 def test_the_readme_quotes_each_post_s_headline_and_its_spread_as_the_post_s_report_holds_them():
-    from tools.core.notebooks import find_posts
+    from tools.core.notebooks import find_posts, read_notebook
     from tools.measure.spread_report import read_report, report_path, spreads
     rows = readme_headlines((REPO_ROOT / "README.md").read_text(encoding="utf-8"))
     assert set(rows) == set(README_HEADLINES), f"the README's table lacks rows: {set(README_HEADLINES) - set(rows)}"
-    for title, (page, reruns) in rows.items():
+    for title, (page, reruns, run_time) in rows.items():
         post, name = README_HEADLINES[title]
         [path] = find_posts(post)
+        recorded = read_notebook(path).metadata["blog"]["provenance"]["duration_s"]
+        assert run_time == minutes(recorded), \
+            f"{title}: the README says a run takes {run_time!r}, the page's provenance {minutes(recorded)!r}"
         spread = spreads(read_report(report_path(path.parent)))[name]
         low, high = (spread.texts[spread.numbers.index(value)] for value in (spread.low, spread.high))
         assert page.replace(" %", "%").endswith(spread.texts[0].replace(" %", "%")), \
@@ -104,6 +113,7 @@ def test_the_readme_quotes_each_post_s_headline_and_its_spread_as_the_post_s_rep
 
 def test_the_readme_table_reader_finds_a_row():
     assert span("86.3%", "89.0 %") == "86.3 to 89.0 %" and span("9", "20") == "9 to 20" and span("5", "5") == "5"
-    table = "| post | the page | the re-runs |\n| --- | --- | --- |\n" \
-            "| When to stop | exact 97.0 % | 97.0 to 97.2 % |\n| Other | a | b |\n"
-    assert readme_headlines(table) == {"When to stop": ("exact 97.0 %", "97.0 to 97.2 %")}
+    assert minutes(384.0) == "6 min" and minutes(29) == "1 min" and minutes(1500) == "25 min"
+    table = "| post | the page | the re-runs | a run |\n| --- | --- | --- | --- |\n" \
+            "| When to stop | exact 97.0 % | 97.0 to 97.2 % | 15 min |\n| Other | a | b | c |\n"
+    assert readme_headlines(table) == {"When to stop": ("exact 97.0 %", "97.0 to 97.2 %", "15 min")}
