@@ -8,6 +8,7 @@ PY     := $(VENV)/bin/python
 REQUIREMENTS ?= requirements.txt
 READY  := $(VENV)/.installed-$(REQUIREMENTS)
 POST   ?=
+TOP    ?=
 ALL    ?=
 TITLE  ?=
 QUARTO ?= quarto
@@ -18,7 +19,7 @@ KERNEL_PREFIX ?= --sys-prefix
 READER_RUNTIME := reader/vendor/ort/ort.wasm.min.mjs
 ORT_DIST := reader/node_modules/onnxruntime-web/dist
 
-.PHONY: site help test test-fast execute check bind export inline standin smoke preview new lab kernel reader reader-model aloud-model ablations pen-test gpu-bundle clean screenshots
+.PHONY: site help test test-fast execute check times bind export inline standin smoke preview new lab kernel reader reader-model aloud-model ablations pen-test gpu-bundle clean screenshots
 
 help:  ## list the commands
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/:.*## /\t/' | expand -t 12
@@ -116,6 +117,9 @@ spread: $(READY)  ## how far a re-run moves a post's results: runs it on two num
 
 compare: $(READY)  ## does your run agree with the page? make compare POST=… [NOTEBOOK=your.ipynb or a folder of them]
 	$(PY) -m tools.measure.compare_run $(POST_ARGUMENT) $(if $(value NOTEBOOK),'--notebook=$(subst ','\'',$(value NOTEBOOK))')
+
+times: $(READY)  ## where a post's run spent its time: each cell's seconds, longest first, against the 10 min budget: make times [POST=…] [TOP=n]
+	$(PY) -m tools.measure.cell_times $(POST_ARGUMENT) $(if $(TOP),--top=$(TOP))
 
 bind: $(READY)  ## propose markers binding a post's prose numbers to its results: make bind [POST=…] [WRITE=1]
 	$(PY) -m tools.author.bind_numbers $(POST_ARGUMENT) $(if $(ALL),--all) $(if $(WRITE),--write)
