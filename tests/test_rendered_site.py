@@ -451,6 +451,15 @@ def test_figures_have_transparent_backgrounds_so_they_read_in_both_themes(render
             assert clear > 0.1, f"{notebook.parent.name} {label}: only {clear:.0%} of it is transparent"
 
 
+def open_every_fold(page):
+    """Open each collapsed callout as a reader would, by its header, and let the page lay it out: what a
+    fold holds (a side experiment's figures, an embedded reader) must read as well as the rest."""
+    # Outer headers come first in the document, so a fold inside a fold opens after its parent.
+    page.evaluate("""() => document.querySelectorAll(
+      '.callout-header[data-bs-toggle="collapse"][aria-expanded="false"]').forEach((header) => header.click())""")
+    page.wait_for_timeout(800)  # Bootstrap's collapse animation, then the include's layout fixes
+
+
 PHONE_LAYOUT = """(labels) => {
   const wide = (element) => element.scrollWidth > element.clientWidth + 1;
   const visible = (element) => !!element && element.getClientRects().length > 0 &&
@@ -481,7 +490,7 @@ def test_a_phone_reader_reaches_everything_and_reads_every_figure(rendered_site,
             figures = stored_figures_of(notebook)
             labels = [label for label, _, _ in figures]
             seen = visit(browser, base, rendered_site, post_page(rendered_site, notebook), "light", PHONE,
-                         inspect=lambda page: page.evaluate(PHONE_LAYOUT, labels))
+                         inspect=lambda page: open_every_fold(page) or page.evaluate(PHONE_LAYOUT, labels))
             found, name = seen.inspected, notebook.parent.name
             if found["pageScrolls"]:
                 problems.append(f"{name}: the page is wider than the phone")
@@ -497,7 +506,7 @@ def test_a_phone_reader_reaches_everything_and_reads_every_figure(rendered_site,
             problems += [f"{name}: printed output scrolls sideways: {text!r}" for text in found["scrollingOutputs"]]
             problems += small_figure_text(name, figures, found["figures"])
             desktop = visit(browser, base, rendered_site, post_page(rendered_site, notebook), "light", DESKTOP,
-                            inspect=lambda page: page.evaluate(PHONE_LAYOUT, labels)).inspected
+                            inspect=lambda page: open_every_fold(page) or page.evaluate(PHONE_LAYOUT, labels)).inspected
             problems += small_figure_text(f"{name} (desktop)", figures, desktop["figures"])
     assert problems == [], "\n".join(problems)
 
@@ -534,6 +543,7 @@ def test_the_embedded_reader_is_sized_to_its_content(rendered_site, browser):
                 continue
             for viewport in (PHONE, DESKTOP):
                 def frames(tab):
+                    open_every_fold(tab)
                     tab.locator("iframe").first.scroll_into_view_if_needed()
                     tab.wait_for_timeout(1500)  # lazy loading, then the reader's height message
                     return tab.evaluate(READER_FRAMES)
