@@ -604,7 +604,8 @@ def compute_seal(nb, version=SEAL_VERSION):
 
 
 def record_seal(nb):
-    """Seal the outputs as they are now; only `make execute` (and test fixtures) should call this."""
+    """Seal the outputs as they are now; only `make execute`, a seal upgrade that found the old seal holding
+    (tools/core/seal.py), and test fixtures should call this."""
     blog_metadata(nb)["seal"] = compute_seal(nb)
 
 

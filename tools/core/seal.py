@@ -14,8 +14,8 @@ import sys
 
 from tools.core.notebooks import (
     INJECTED_TAG, NO_DOWNLOAD, blog_metadata, cell_key, code_cells, compute_seal, describe_cell, download_calls,
-    REPO_ROOT, SEAL_VERSION, has_tag, post_name, read_notebook, sealed_code_cells, sealed_metadata, find_posts,
-    write_notebook_atomically,
+    REPO_ROOT, SEAL_VERSION, find_posts, has_tag, post_name, read_notebook, record_seal, sealed_code_cells,
+    sealed_metadata, write_notebook_atomically,
 )
 
 SEAL_VERSIONS = tuple(range(1, SEAL_VERSION + 1))
@@ -170,7 +170,7 @@ def upgrade_seal(nb, path, root):
     not hold as it is keeps its old seal and is named with the reason."""
     problems = [f"{where}: {what}" for where, what in (*check_provenance(nb, path, root), *check_seal(nb, path, root))]
     if not problems:
-        blog_metadata(nb)["seal"] = compute_seal(nb)
+        record_seal(nb)
     return problems
 
 
