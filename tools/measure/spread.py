@@ -8,7 +8,7 @@ the post RUNS more times, each in a temporary copy of its folder (the committed 
 and its files are never touched), offline on the stand-in data:
 
 - on two numeric paths: `pinned`, the AVX2 kernels the setup cell asks for
-  (tools/core/numerics.py), and `native`, the machine's widest (AVX-512 here) with MKL and
+  (tools/core/numerics.py), and `native`, the widest this chip has (AVX-512 where it has it) with MKL and
   oneDNN free to choose, which is what a CPU without the pins, or a reader's own
   environment, may use;
 - with the seeds 0, 1, 2, ... injected into the parameters cell.
@@ -91,7 +91,8 @@ def run_once(job):
     if earlier is not None:
         print(f"[{post_name(path)} {label}] finished before, by this code: kept", flush=True)
         return {**earlier, "label": label}
-    env = {**standin_data.offline_environment(), **numerics.PATHS[numeric_path],
+    environment = numerics.paths()[numeric_path]
+    env = {**standin_data.offline_environment(), **environment,
            "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
     with tempfile.TemporaryDirectory(prefix="spread-") as scratch:
         copy = Path(scratch) / path.parent.name
@@ -99,7 +100,7 @@ def run_once(job):
         executed = execute_copy(nb, copy, f"{post_name(path)} {label}", overrides={"seed": seed}, env=env,
                                 kernel_retries=1, echo=lambda line: print(line, flush=True))
     provenance = blog_metadata(executed)["provenance"]
-    entry = {"label": label, "path": numeric_path, "seed": seed, "environment": numerics.PATHS[numeric_path],
+    entry = {"label": label, "path": numeric_path, "seed": seed, "environment": environment,
             "numerics": provenance.get("numerics"), "device": provenance.get("device"),
             "cpu": provenance.get("machine", {}).get("cpu"), "duration_s": provenance.get("duration_s"),
             "results": results_of(executed)}
@@ -118,7 +119,7 @@ def report(nb, runs, page_nb, name):
         "code_digest": CODE_DIGEST,
         "packages": provenance.get("packages"),
         "machine": provenance.get("machine"),
-        "paths": numerics.PATHS,
+        "paths": numerics.paths(),
         "page": {"path": "pinned", "seed": page_seed(nb), "numerics": provenance.get("numerics"),
                  "results": results_of(page_nb)},
         "runs": runs,
