@@ -25,7 +25,7 @@ VIEWPORTS = {"desktop": DESKTOP, "phone": PHONE}
 LAYOUT_CEILING = {
     "2026-06-18-reading-three-digits": {"desktop": 20.5, "phone": 33.0, "sideways": []},
     "2026-06-25-reading-when-to-stop": {"desktop": 21.0, "phone": 35.5,
-                                        "sideways": ["fig-end-probability", "fig-hard"]},
+                                        "sideways": ["fig-end-probability"]},
     "2026-07-02-reading-numbers-aloud": {"desktop": 26.0, "phone": 43.5, "sideways": []},
     "2026-07-09-reading-handwriting": {"desktop": 27.0, "phone": 45.5, "sideways": []},
 }
