@@ -16,6 +16,10 @@ from IPython.display import publish_display_data
 RESULT_KEY = "reading-digits/result"  # tools/bindings.py reads records under this key
 RESULT_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*")
 ONE_NUMBER = re.compile(r"[-\u2212]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?")
+# This run's own results so far, {name: {"text", "number", "label"}}, references
+# left out: a table of what a re-run gives shows them beside the re-runs'
+# (_spread.py).
+RECORDED = {}
 
 
 def result(name, value, template="{}", label=None, reference=False):
@@ -40,6 +44,8 @@ def result(name, value, template="{}", label=None, reference=False):
     record = {"name": name, "text": text, "number": number,
               "reference": bool(reference),
               "label": label or name.replace("_", " ")}
+    if not reference:
+        RECORDED[name] = {"text": text, "number": number, "label": record["label"]}
     # Empty Markdown: Jupyter and the page show nothing, the record rides along.
     # (Not HTML: any text/html output makes Quarto load require.js from a CDN.)
     publish_display_data({"text/markdown": ""}, metadata={RESULT_KEY: record})

@@ -4,28 +4,21 @@
 another numeric path and with other seeds, and writes what each run recorded
 into spread.json beside the notebook, sealed. `show_spread(read_spread(), names)`
 shows one table: each named result, this page's value, the lowest and highest
-value of the page and its re-runs together, and how many runs gave one. The ends
-are recorded as references (`spread.<name>.low`, `spread.<name>.high`) for the
-prose to quote.
+value of the page and its re-runs together, and how many runs gave one. This
+page's value is the one this very run recorded (`RECORDED`), so the table is
+right even when the report was measured before the run. The ends are recorded
+as references (`spread.<name>.low`, `spread.<name>.high`) for the prose to quote.
 """
-import hashlib
 import json
 import re
 from pathlib import Path
 
 from IPython.display import Markdown, display
 
-from _results import result
+from _results import RECORDED, result
+from _seal import seal_of
 
 SPREAD_REPORT = "spread.json"
-
-
-def spread_seal(report):
-    """SHA-256 of a report's content, every key but the seal, written one way only."""
-    content = {key: value for key, value in report.items()
-               if key != "seal"}
-    text = json.dumps(content, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def read_spread(path=SPREAD_REPORT):
@@ -34,7 +27,7 @@ def read_spread(path=SPREAD_REPORT):
     if not path.exists():
         return None
     report = json.loads(path.read_text(encoding="utf-8"))
-    if report.get("seal") != spread_seal(report):
+    if report.get("seal") != seal_of(report):
         raise ValueError(f"{path}: its seal does not match its content "
                          "(edited by hand?); run `make spread` again")
     return report
@@ -50,13 +43,15 @@ def template_like(text):
     return text[:number.start()] + spec + text[number.end():]
 
 
-def spread_rows(report, names):
+def spread_rows(report, names, this_run=None):
     """For each of `names`: (name, label, this page's text, lowest, highest, how many
     values), the lowest and highest over the page and the re-runs together, so the
-    page always lies inside its range; lowest is None when no run recorded it."""
+    page always lies inside its range; lowest is None when no run recorded it. The
+    page's value is this run's (`this_run`, {name: record}) where it recorded one,
+    else the one the report measured."""
     rows = []
     for name in names:
-        page = report["page"]["results"].get(name)
+        page = (this_run or {}).get(name) or report["page"]["results"].get(name)
         values = [page] + [run["results"].get(name) for run in report["runs"]]
         values = [value for value in values if value and value["number"] is not None]
         if not values:
@@ -77,7 +72,7 @@ def show_spread(report, names):
         return
     lines = ["| result | this page | page and re-runs, low to high | runs |",
              "|:--|--:|--:|--:|"]
-    for name, label, shown, low, high, count in spread_rows(report, names):
+    for name, label, shown, low, high, count in spread_rows(report, names, RECORDED):
         if low is None:
             lines.append(f"| {label} | {shown} | no run recorded it | 0 |")
             continue

@@ -391,11 +391,11 @@ WRONG_SPREADS = [
 @pytest.mark.parametrize("make, said", WRONG_SPREADS, ids=["list", "no-page", "runs-mapping", "digest-number",
                                                            "text-number", "number-text", "run-text"])
 def test_a_sealed_spread_report_of_the_wrong_shape_is_one_line(tmp_path, capsys, make, said):
-    from tools.measure.spread_report import SPREAD_REPORT, code_sha256, spread_seal
+    from tools.measure.spread_report import SPREAD_REPORT, code_sha256, seal_of
     nb = publishable(ran("show_spread(read_spread(), ['exact'])", stream("1 re-runs of this notebook\n")))
     report = make(code_sha256(nb))
     if isinstance(report, dict):
-        report["seal"] = spread_seal(report)
+        report["seal"] = seal_of(report)
     path = save_post(nb, tmp_path / "posts")
     (path.parent / SPREAD_REPORT).write_text(json.dumps(report))
     assert check_posts.main([str(path)]) == 1

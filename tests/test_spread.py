@@ -67,9 +67,11 @@ def test_a_range_is_written_as_the_page_writes_the_result(text, value, expected)
     assert template_like(text).format(value) == expected
 
 
-def test_the_post_and_the_tools_seal_a_report_alike():
+def test_the_post_and_the_tools_seal_a_report_with_one_function():
+    # one definition, _seal.py: the post's helper and the tools take the same function, not a copy of it
+    assert _spread.seal_of is seal_of  # tests/test_cure.py holds _cure.py to the same
     report = {"runs": [a_run(87.9)], "page": {"results": {}}, "code_sha256": "0" * 64}
-    assert _spread.spread_seal(report) == seal_of(report)
+    assert seal_of(report) != seal_of({**report, "code_sha256": "1" * 64})
     assert _spread.SPREAD_REPORT == SPREAD_REPORT
 
 
@@ -348,6 +350,45 @@ def test_make_spread_says_what_it_will_cost_before_it_starts(capsys):
     said = spread.cost_line(nb, 3, 2, cores=2)
     assert f"about {spread.expected_cost_s(recorded, 3, 2, 2) / 60:.0f} min" in said
     assert ("OVER" in said) == (spread.expected_cost_s(recorded, 3, 2, 2) > spread.BUDGET_S)
+    # Runs an interrupted spread finished by this very code are read back, so they cost nothing.
+    resumed = spread.cost_line(nb, 3, 2, cores=2, kept=2)
+    assert "2 kept from an earlier run of this code" in resumed, resumed
+    assert f"about {spread.expected_cost_s(recorded, 1, 2, 2) / 60:.0f} min (1 runs" in resumed, resumed
+
+
+def test_a_report_of_this_code_lends_its_runs_and_one_of_other_code_does_not(tmp_path, monkeypatch):
+    """After an edit that keeps the code digest (a presentation helper), only the page need run again:
+    the report's runs measured this very code. Edited code, or FRESH=1, keeps none of them."""
+    monkeypatch.setattr(spread, "REPO_ROOT", tmp_path)  # no run saved by an interrupted spread
+    path = save_post(publishable(md("Text."), ran("print('training')", recorded("exact", "87.9%", 87.9))),
+                     tmp_path / "posts")
+    nb = read_notebook(path)
+    amd = {**a_run(86.5, path="pinned", seed=1), "cpu": "AMD EPYC"}
+    report_path(path.parent).write_text(json.dumps(sealed({
+        "code_sha256": code_sha256(nb), "code_digest": CODE_DIGEST, "page": {"results": results_of(nb)},
+        "runs": [a_run(86.0, seed=0), amd]})), encoding="utf-8")
+    assert spread.saved_run(path, nb, "pinned", 1) == amd, "kept with its own machine"
+    assert spread.saved_run(path, nb, "native", 2) is None, "a run the report does not hold is made"
+    plan = [("native", 0), ("pinned", 1), ("native", 2)]
+    assert spread.kept_runs(path, nb, plan) == 2 and spread.kept_runs(path, nb, plan, fresh=True) == 0
+    edited = copy.deepcopy(nb)
+    edited.cells[-1].source = "print('training for longer')"
+    assert spread.saved_run(path, edited, "pinned", 1) is None, "a report of other code lends nothing"
+
+
+def test_the_estimate_counts_the_runs_already_made_by_this_code(tmp_path, monkeypatch):
+    """Saved runs of this code are kept; one of other code is not (it measured something else)."""
+    monkeypatch.setattr(spread, "REPO_ROOT", tmp_path)
+    path = save_post(publishable(md("Text."), ran("print('training')", recorded("exact", "87.9%", 87.9))),
+                     tmp_path / "posts")  # no report beside it: only saved runs count
+    nb = read_notebook(path)
+    plan = [("native", 0), ("pinned", 1), ("native", 2)]
+    assert spread.kept_runs(path, nb, plan) == 0
+    for (numeric_path, seed), digest in zip(plan, [code_sha256(nb), "not this code"]):
+        saved = spread.saved_run_path(path, numeric_path, seed)
+        saved.parent.mkdir(parents=True, exist_ok=True)
+        spread.write_report({"code_sha256": digest, "run": {"path": numeric_path, "seed": seed}}, saved)
+    assert spread.kept_runs(path, nb, plan) == 1
 
 
 # ---- what the spread covers: what produces results --------------------------------------------------
@@ -472,22 +513,48 @@ class InProcessPool:
         return [function(item) for item in items]
 
 
-@pytest.mark.parametrize("page_moves", [True, False], ids=["code-moved-the-page", "page-as-before"])
-def test_make_spread_runs_the_page_again_when_its_own_results_moved_so_its_table_takes_them_in(
-        tmp_path, monkeypatch, page_moves):
-    nb, path = a_post(tmp_path, "Text.")
+def test_the_spread_table_shows_this_run_s_own_values_where_it_recorded_them():
+    """The page runs before the report holds its results (make spread writes the runs first): the table takes
+    the page's column, and its share of the range, from what this run recorded."""
+    report = {"page": {"results": {"exact": {"text": "87.9%", "number": 87.9, "label": "read exactly"}}},
+              "runs": [a_run(86.1), a_run(88.0, seed=1)]}
+    this_run = {"exact": {"text": "89.7%", "number": 89.7, "label": "read exactly"}}
+    [(_, _, shown, low, high, count)] = _spread.spread_rows(report, ["exact"], this_run)
+    assert (shown, low["text"], high["text"], count) == ("89.7%", "86.1%", "89.7%", 3)
+    [(_, _, shown, _, high, _)] = _spread.spread_rows(report, ["exact"], {})
+    assert (shown, high["text"]) == ("87.9%", "88.0%"), "a result this run has not recorded: the report's"
+
+
+TABLE = "show_spread(read_spread(), ['exact'])"
+
+
+@pytest.mark.parametrize("page_moves, table, runs_of_the_page", [
+    (True, None, 2), (True, "after", 1), (True, "before", 2), (False, None, 1),
+], ids=["moved-no-table", "moved-table-after", "moved-table-before", "page-as-before"])
+def test_make_spread_runs_the_page_again_only_when_its_table_showed_a_moved_result_as_measured(
+        tmp_path, monkeypatch, page_moves, table, runs_of_the_page):
+    recording = ran("print('training')", recorded("exact", "87.9%", 87.9, label="read exactly"),
+                    recorded("parameters", "534,348", 534348.0))
+    shown = ran(TABLE, stream("This page and 3 re-runs of it\n"))
+    cells = {None: [recording], "after": [recording, shown], "before": [shown, recording]}[table]
+    path = save_post(publishable(md("Text."), *cells), tmp_path / "posts")
+    nb = read_notebook(path)
+    report_path(path.parent).write_text(json.dumps(sealed({
+        "code_sha256": code_sha256(nb), "code_digest": CODE_DIGEST, "page": {"results": results_of(nb)},
+        "runs": [a_run(86.0 + seed, seed=seed) for seed in range(3)]})), encoding="utf-8")
     new_exact = 89.7 if page_moves else 87.9
-    tables = []  # the page and report each page run saw
+    tables = []  # the page's result in the report each page run saw
 
     def run_once(arguments):
-        _, (numeric_path, seed), label = arguments
+        _, (numeric_path, seed), label, fresh = arguments
         return a_run(86.0 + seed, path=numeric_path, seed=seed)
 
     def execute(target, offline, echo):
         report = json.loads(report_path(target.parent).read_text())
         tables.append(report["page"]["results"]["exact"]["number"])
         executed = read_notebook(target)
-        output = executed.cells[-1].outputs[0]
+        [output] = [output for cell in executed.cells if "training" in cell.source for output in cell.outputs
+                    if RESULT_KEY in output.get("metadata", {}) and output.metadata[RESULT_KEY]["name"] == "exact"]
         output.metadata[RESULT_KEY]["number"] = new_exact
         output.metadata[RESULT_KEY]["text"] = f"{new_exact}%"
         write_notebook_atomically(reseal(executed), target)
@@ -500,5 +567,5 @@ def test_make_spread_runs_the_page_again_when_its_own_results_moved_so_its_table
     spread.spread(path, 3, 1)
     made = read_report(report_path(path.parent))
     assert made["page"]["results"]["exact"]["number"] == new_exact
-    assert tables == ([87.9, 89.7] if page_moves else [87.9]), \
-        "the last page run read a report that holds its own results, and no run more than that needed"
+    assert tables == [87.9, 89.7][:runs_of_the_page], \
+        "a second page run only where the table showed a moved result as the report held it before"

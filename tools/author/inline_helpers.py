@@ -40,15 +40,15 @@ from tools.author.post_links import repository_url
 # that needs another imports from it by name (`from _handwriting import page_input`), so it
 # also works as a module; inlined, that import is dropped, the names being defined above it. _reader.py is itself generated, from part 2's
 # cells marked `#| export: true` (tools/author/export_cells.py).
-HELPERS = {"_results.py": [], "_spread.py": ["_results.py"], "_style.py": [], "_arch.py": ["_style.py"],
+HELPERS = {"_results.py": [], "_seal.py": [], "_spread.py": ["_results.py", "_seal.py"], "_style.py": [], "_arch.py": ["_style.py"],
            "_three_digits.py": [], "_reader.py": [], "_handwriting.py": [], "_pen.py": ["_handwriting.py"]}
-WHAT_THEY_GIVE = {"_results.py": "named results", "_spread.py": "re-run spread", "_style.py": "chart style",
+WHAT_THEY_GIVE = {"_results.py": "named results", "_seal.py": "report seals", "_spread.py": "re-run spread", "_style.py": "chart style",
                   "_arch.py": "architecture diagrams", "_three_digits.py": "part 1's reader",
                   "_reader.py": "part 2's reader",
                   "_handwriting.py": "handwriting set", "_pen.py": "pen digits"}
 # The helpers that only show or record what the post computes (named results, the spread's table, chart
 # style, diagrams): a change to them changes how a page looks, never a result, so a spread outlives it.
-PRESENTATION_HELPERS = ("_results.py", "_spread.py", "_style.py", "_arch.py")
+PRESENTATION_HELPERS = ("_results.py", "_seal.py", "_spread.py", "_style.py", "_arch.py")
 # Only they go into the setup cell. A helper that computes is lesson code a post reuses: it is shown in a
 # generated cell of its own (HELPER_TAG), folded under a summary that names it and where it is taught. It is
 # placed after the setup cell at first; an author may move it (before its first use), and it stays there.

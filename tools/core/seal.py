@@ -3,15 +3,14 @@
 Two seals, one idea. `make execute` seals a notebook's code cells (source, outputs, the metadata Quarto
 reads) and its provenance (tools/core/notebooks.py computes it); the checks here say which cell an edit
 touched. A report beside a post (spread.json, ablations.json) carries `seal`: the SHA-256 of its other
-keys written one way only (`seal_of`). Neither prevents a deliberate re-seal by hand: both catch edits
+keys written one way only (`seal_of`, from _seal.py: the posts inline the same file). Neither prevents a deliberate re-seal by hand: both catch edits
 made without the tool, and a stale output left behind; this module is torch-free so `make check` can run
 without the training stack.
 """
 import argparse
-import hashlib
-import json
 import sys
 
+from _seal import seal_of  # the one seal of a report, which the posts inline too
 from tools.core.notebooks import (
     INJECTED_TAG, NO_DOWNLOAD, blog_metadata, cell_key, code_cells, compute_seal, describe_cell, download_calls,
     REPO_ROOT, SEAL_VERSION, find_posts, has_tag, post_name, read_notebook, record_seal, sealed_code_cells,
@@ -19,15 +18,6 @@ from tools.core.notebooks import (
 )
 
 SEAL_VERSIONS = tuple(range(1, SEAL_VERSION + 1))
-
-
-def seal_of(report):
-    """SHA-256 of a report's content, every key but the seal, written one way only.
-
-    The posts compute the same in their own helpers (_spread.spread_seal, _cure.seal_of), which a notebook
-    carries inlined; tests/test_seal.py holds them equal to this one."""
-    content = {key: value for key, value in report.items() if key != "seal"}
-    return hashlib.sha256(json.dumps(content, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 def sealed(report):

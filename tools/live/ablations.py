@@ -16,7 +16,7 @@ by length. The runs are smaller than the post's (fewer canvases, epochs and writ
 below): the report compares parts with each other, and says its own budget. It is written beside
 the post as ablations.json: the rows, the settings, the SHA-256 of the code that trained them
 (_cure.py, _reader.py, _handwriting.py, _pen.py), the machine, the date, and a seal over all of
-it (`seal_of` in _cure.py). The post checks the seal and prints the report; `make check` refuses a
+it (`seal_of` in _seal.py, which the post inlines). The post checks the seal and prints the report; `make check` refuses a
 report made by other code than the helpers in the repository.
 
     python -m tools.live.ablations              # every row, two at a time

@@ -46,6 +46,7 @@ from tools.core.notebooks import (
 from tools.core.seal import sealed
 from tools.measure.spread_report import (
     CODE_DIGEST, SPREAD_REPORT, ReportError, code_sha256, measured_this_code, read_report, report_path, results_of,
+    taken_from_the_run,
 )
 
 DEFAULT_RUNS = 3  # the fewest that give two numeric paths and three seeds with the page's run
@@ -74,22 +75,33 @@ def saved_run_path(path, numeric_path, seed):
 
 
 def saved_run(path, nb, numeric_path, seed):
-    """A run finished earlier of this very code (an interrupted `make spread`), or None."""
+    """A run of this very code made earlier, or None: one an interrupted `make spread` saved, else the same
+    run in the post's own report when that report measured this code (an edit that leaves the code digest,
+    such as a new presentation helper, needs only the page run again). A kept run keeps its own machine."""
     saved = saved_run_path(path, numeric_path, seed)
     try:
         entry = json.loads(saved.read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
+        return reported_run(path, nb, numeric_path, seed)
     return entry["run"] if entry.get("code_sha256") == code_sha256(nb) else None
+
+
+def reported_run(path, nb, numeric_path, seed):
+    """The run on `numeric_path` with `seed` in the post's sealed report, if that report measured this code."""
+    report = read_report(report_path(path.parent))  # ReportError if it was edited: nothing is kept from it
+    if report is None or not measured_this_code(report, nb):
+        return None
+    return next((run for run in report["runs"] if (run["path"], run["seed"]) == (numeric_path, seed)), None)
 
 
 def run_once(job):
     """Execute one copy of the post; returns the run's entry for the report, also kept in .cache/spread."""
-    path, (numeric_path, seed), label = job
+    path, (numeric_path, seed), label, fresh = job
     nb = read_notebook(path)
-    earlier = saved_run(path, nb, numeric_path, seed)
+    earlier = None if fresh else saved_run(path, nb, numeric_path, seed)
     if earlier is not None:
-        print(f"[{post_name(path)} {label}] finished before, by this code: kept", flush=True)
+        print(f"[{post_name(path)} {label}] made before by this code (on {earlier.get('cpu') or 'an unnamed CPU'}): "
+              f"kept", flush=True)
         return {**earlier, "label": label}
     environment = numerics.paths()[numeric_path]
     env = {**standin_data.offline_environment(), **environment,
@@ -142,29 +154,39 @@ def expected_cost_s(run_s, count, jobs, cores):
     return waves * run_s * max(1.0, jobs / cores) + run_s
 
 
-def cost_line(nb, count, jobs, cores=None):
-    """What the spread will cost, from the page's own recorded duration, said before anything runs."""
+def cost_line(nb, count, jobs, cores=None, kept=0):
+    """What the spread will cost, from the page's own recorded duration, said before anything runs. `kept`
+    runs finished earlier by this very code (an interrupted spread) cost nothing: they are read back."""
     cores = cores or os.cpu_count() or 1
+    to_make = count - kept
+    kept_words = f", {kept} kept from an earlier run of this code" if kept else ""
     run_s = blog_metadata(nb).get("provenance", {}).get("duration_s")
     if not isinstance(run_s, (int, float)) or run_s <= 0:
-        return f"{count} runs and the page: no recorded duration to estimate from (run `make execute` first)"
-    cost = expected_cost_s(run_s, count, jobs, cores)
+        return (f"{to_make} runs{kept_words} and the page: no recorded duration to estimate from "
+                f"(run `make execute` first)")
+    cost = expected_cost_s(run_s, to_make, jobs, cores)
     verdict = "within" if cost <= BUDGET_S else "OVER"
-    return (f"expected cost: about {cost / 60:.0f} min ({count} runs of about {run_s / 60:.0f} min, {jobs} at a "
-            f"time on {cores} cores, then the page), {verdict} the {BUDGET_S // 60} min budget of a post's spread")
+    return (f"expected cost: about {cost / 60:.0f} min ({to_make} runs of about {run_s / 60:.0f} min{kept_words}, "
+            f"{jobs} at a time on {cores} cores, then the page), {verdict} the {BUDGET_S // 60} min budget of a "
+            f"post's spread")
 
 
-def spread(path, count, jobs):
+def kept_runs(path, nb, plan, fresh=False):
+    """How many of the planned runs were made earlier by this very code, and are read back, not run."""
+    return 0 if fresh else sum(saved_run(path, nb, numeric_path, seed) is not None for numeric_path, seed in plan)
+
+
+def spread(path, count, jobs, fresh=False):
     nb = read_notebook(path)
     plan = planned_runs(count, page_seed(nb))
     labels = [f"run {number}/{len(plan)} ({numeric_path} path, seed {seed})"
               for number, (numeric_path, seed) in enumerate(plan, start=1)]
     print(f"[{post_name(path)}] {len(plan)} runs, {jobs} at a time: " + "; ".join(labels), flush=True)
-    print(f"[{post_name(path)}] {cost_line(nb, count, jobs)}", flush=True)
+    print(f"[{post_name(path)}] {cost_line(nb, count, jobs, kept=kept_runs(path, nb, plan, fresh))}", flush=True)
     standin_data.build()
     started = time.monotonic()
     with multiprocessing.get_context("spawn").Pool(jobs) as pool:
-        runs = pool.map(run_once, [(path, run, label) for run, label in zip(plan, labels)], chunksize=1)
+        runs = pool.map(run_once, [(path, run, label, fresh) for run, label in zip(plan, labels)], chunksize=1)
     print(f"[{post_name(path)}] {len(runs)} runs done in {time.monotonic() - started:.0f} s", flush=True)
     # The page's spread cell reads the runs: write them first, then run the page.
     target = report_path(path.parent)
@@ -172,12 +194,17 @@ def spread(path, count, jobs):
     page = run_page(path, nb)
     made = report(page, runs, page, post_name(path))
     write_report(made, target)
-    if made["page"]["results"] != results_of(nb):
-        # The page's table takes in the page's own values; it showed the previous run's, which the code
-        # change moved. With the report now holding the new ones, one more run of the page shows them
-        # (bit for bit the same results: the check below says so).
-        print(f"[{post_name(path)}] the page's own results moved with its code: running it once more, so that "
-              "its table of what a re-run gives takes them in", flush=True)
+    before = results_of(nb)
+    shown_as_measured = sorted(name for name, value in made["page"]["results"].items()
+                               if before.get(name) != value and name not in taken_from_the_run(page))
+    if shown_as_measured:
+        # The page's table shows this run's own values for the results recorded before it (_results.RECORDED);
+        # one recorded after it is shown as the report held it when the page ran, the previous run's, which
+        # moved. With the report now holding the new ones, one more run of the page shows them (bit for bit
+        # the same results: the check below says so).
+        print(f"[{post_name(path)}] {', '.join(shown_as_measured)} moved and {'is' if len(shown_as_measured) == 1 else 'are'} "
+              "recorded after the table of what a re-run gives: running the page once more, so that the table "
+              "takes in the new values", flush=True)
         again = run_page(path, nb)
         if results_of(again) != made["page"]["results"]:
             raise NotebookError("the page gave other results on a second run on this machine; it does not repeat "
@@ -221,6 +248,9 @@ def main(argv=None):
                                                  f"else {DEFAULT_RUNS})")
     parser.add_argument("--jobs", type=int, default=2, help="runs at a time, one CPU thread each (default 2)")
     parser.add_argument("--estimate", action="store_true", help="print what it would cost, run nothing")
+    parser.add_argument("--fresh", action="store_true",
+                        help="make every run anew, keeping none made before by this code (on this machine or in "
+                             "the report)")
     parser.add_argument("--migrate-digest", action="store_true",
                         help="re-key a report made before the results-only code digest (verified, runs nothing)")
     args = parser.parse_args(argv)
@@ -234,10 +264,12 @@ def main(argv=None):
             print(migrate_digest(path))
             return 0
         if args.estimate:
-            print(f"[{post_name(path)}] {cost_line(read_notebook(path), count, args.jobs)}")
+            nb = read_notebook(path)
+            kept = kept_runs(path, nb, planned_runs(count, page_seed(nb)), args.fresh)
+            print(f"[{post_name(path)}] {cost_line(nb, count, args.jobs, kept=kept)}")
             return 0
         refuse_stale_setups([path])  # before an hour of runs: the re-run of the page at their end would refuse it
-        spread(path, count, args.jobs)
+        spread(path, count, args.jobs, args.fresh)
     except (NotebookError, ExecutionFailed, ReportError, standin_data.DataError) as error:
         print(error, file=sys.stderr)
         return 1

@@ -20,7 +20,7 @@ from pathlib import Path
 from tools.author.inline_helpers import HELPERS, NUMERIC_PATH, result_producing_setup
 from tools.core.notebooks import HELPER_TAG, INJECTED_TAG, SETUP_TAG, canonical_json, code_cells, describe_cell, has_tag
 from tools.core.printed import cell_text
-from tools.core.seal import seal_of as spread_seal
+from tools.core.seal import seal_of
 from tools.numbers.bindings import MARKER, RESULT_KEY, bindings_in, places, recorded_results, sentence_span
 
 SPREAD_REPORT = "spread.json"  # as _spread.py reads it beside the notebook
@@ -46,7 +46,7 @@ def read_report(path):
         raise ReportError(f"{path.name} is not JSON ({error}); run `make spread` again") from None
     if not isinstance(report, dict):
         raise ReportError(f"{path.name} is not a JSON object, so not what `make spread` writes; run `make spread` again")
-    if report.get("seal") != spread_seal(report):
+    if report.get("seal") != seal_of(report):
         raise ReportError(f"{path.name}: its seal does not match its content (edited by hand?); "
                           "run `make spread` again")
     shape = shape_problem(report)
@@ -159,6 +159,17 @@ def measured_this_code(report, nb):
 def shows_spread(nb):
     """Does a cell of the post's own (not the generated setup) call show_spread?"""
     return any("show_spread(" in cell.source for _, cell in code_cells(nb) if not has_tag(cell, SETUP_TAG))
+
+
+def taken_from_the_run(nb):
+    """The names of the run's results its spread table shows as this run recorded them: those recorded in a
+    cell before the first that calls show_spread (_spread.py reads them from _results.RECORDED). A result
+    recorded after it is shown as the report measured it."""
+    tables = [number for number, cell in code_cells(nb)
+              if "show_spread(" in cell.source and not has_tag(cell, SETUP_TAG)]
+    records, _ = recorded_results(nb)
+    return {name for name, record in records.items()
+            if not record.reference and tables and record.cell < tables[0]}
 
 
 def results_of(nb):
