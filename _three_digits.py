@@ -89,6 +89,7 @@ class ReaderConfig:
     heads: int = 4
     encoder_blocks: int = 2
     decoder_blocks: int = 2
+    vocab: int = VOCAB       # tokens read and written: ten digits, <start>, <end>
 
 
 def patchify(images):
@@ -103,13 +104,13 @@ class Reader(nn.Module):
         width, heads = config.width, config.heads
         self.patch_projection = nn.Linear(49, width)
         self.patch_positions = nn.Parameter(torch.randn(1, 48, width) * 0.02)
-        self.token_embedding = nn.Embedding(VOCAB, width)
+        self.token_embedding = nn.Embedding(config.vocab, width)
         self.token_positions = nn.Parameter(torch.randn(1, 4, width) * 0.02)
         self.encoder = nn.ModuleList(EncoderBlock(width, heads)
                                      for _ in range(config.encoder_blocks))
         self.decoder = nn.ModuleList(DecoderBlock(width, heads)
                                      for _ in range(config.decoder_blocks))
-        self.head = nn.Linear(width, VOCAB)
+        self.head = nn.Linear(width, config.vocab)
 
     def encode(self, images):                                      # (B, 1, 28, 84)
         x = self.patch_projection(patchify(images))                # (B, 48, width)
@@ -119,12 +120,12 @@ class Reader(nn.Module):
         return x
 
     def decode(self, tokens, memory, keep_attention=False):
-        """Scores (B, T, VOCAB) for tokens (B, T); with keep_attention, also the last
+        """Scores (B, T, vocab) for tokens (B, T); with keep_attention, also the last
         block's cross-attention, mean over heads, (B, T, 48)."""
         y = self.token_embedding(tokens) + self.token_positions[:, :tokens.shape[1]]
         for block in self.decoder:
             y, weights = block(y, memory)
-        logits = self.head(y)                                      # (B, T, VOCAB)
+        logits = self.head(y)                                      # (B, T, vocab)
         return (logits, weights.mean(dim=1)) if keep_attention else logits
 
     def forward(self, images, tokens):
