@@ -24,9 +24,8 @@ VIEWPORTS = {"desktop": DESKTOP, "phone": PHONE}
 # post grow: fold what is secondary instead (docs/writing-posts.md).
 LAYOUT_CEILING = {
     "2026-06-18-reading-three-digits": {"desktop": 19.5, "phone": 32.0, "sideways": []},
-    "2026-06-25-reading-when-to-stop": {"desktop": 21.0, "phone": 35.5,
-                                        "sideways": ["fig-end-probability"]},
-    "2026-07-02-reading-numbers-aloud": {"desktop": 26.0, "phone": 43.5, "sideways": []},
+    "2026-06-25-reading-when-to-stop": {"desktop": 21.0, "phone": 35.5, "sideways": []},
+    "2026-07-02-reading-numbers-aloud": {"desktop": 25.5, "phone": 42.5, "sideways": []},
     "2026-07-09-reading-handwriting": {"desktop": 26.0, "phone": 44.5, "sideways": []},
 }
 
