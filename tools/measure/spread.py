@@ -156,7 +156,8 @@ def expected_cost_s(run_s, count, jobs, cores):
 
 def cost_line(nb, count, jobs, cores=None, kept=0):
     """What the spread will cost, from the page's own recorded duration, said before anything runs. `kept`
-    runs finished earlier by this very code (an interrupted spread) cost nothing: they are read back."""
+    runs made earlier by this very code (saved by an interrupted spread, or in the post's own report) cost
+    nothing: they are read back."""
     cores = cores or os.cpu_count() or 1
     to_make = count - kept
     kept_words = f", {kept} kept from an earlier run of this code" if kept else ""
