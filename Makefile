@@ -124,7 +124,7 @@ times: $(READY)  ## where a post's run spent its time: each cell's seconds, long
 bind: $(READY)  ## propose markers binding a post's prose numbers to its results: make bind [POST=…] [WRITE=1]
 	$(PY) -m tools.author.bind_numbers $(POST_ARGUMENT) $(if $(ALL),--all) $(if $(WRITE),--write)
 
-export: $(READY)  ## write _three_digits.py (part 1), _reader.py (part 2) and _cure.py (the handwriting post) from their cells marked `#| export: true` (make inline does it first)
+export: $(READY)  ## write _encoder_decoder.py and _three_digits.py (part 1), _reader.py (part 2) and _cure.py (the handwriting post) from their cells marked `#| export: …` (make inline does it first)
 	$(PY) -m tools.author.export_cells
 
 inline: export  ## copy the helpers each post declares (blog.helpers) into its setup cell, and write its links; says what it rewrote

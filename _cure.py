@@ -2,6 +2,7 @@
 # posts/2026-07-09-reading-handwriting/index.ipynb. Edit those cells, not this file.
 
 
+from _seal import seal_of
 from _reader import DIGITS, END, PAD, START, STEPS, TILE, compose
 from _handwriting import (
     BOX, BOX_PX, PAGE_PEN, TEMPLATES, arc_length, box_as_digit, catmull_rom,
@@ -10,7 +11,6 @@ from _handwriting import (
 from _pen import drag_digit
 
 
-import hashlib
 import json
 import math
 from dataclasses import dataclass
@@ -245,12 +245,6 @@ def augment(images, tokens, generator, setting):
     warped = boxes.clamp(0, 1).reshape(batch, 1, BOX, 3 * BOX)
     keep = (torch.rand(batch, generator=generator) < setting.clean_share)[:, None, None, None]
     return torch.where(keep, images, warped)
-
-
-def seal_of(report):
-    """SHA-256 of a report's content, every key but the seal, written one way only."""
-    content = {key: value for key, value in report.items() if key != "seal"}
-    return hashlib.sha256(json.dumps(content, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
 def read_report(path):

@@ -11,14 +11,6 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
-@dataclass
-class ReaderConfig:
-    """The reader's sizes (a post's knobs set them)."""
-    width: int = 96          # the size of every vector inside the model (d_model)
-    heads: int = 4
-    encoder_blocks: int = 2
-    decoder_blocks: int = 2
-
 
 @dataclass
 class Recipe:
@@ -76,97 +68,6 @@ def digits_of(tokens):
 PATCH = 7                                          # a patch is PATCH × PATCH pixels
 PATCH_ROWS, PATCH_COLUMNS = TILE // PATCH, DIGITS * TILE // PATCH  # a 4 × 12 grid
 PATCHES = PATCH_ROWS * PATCH_COLUMNS               # 48 patch vectors per canvas
-
-
-def causal_mask(length):
-    """True = blocked: position i may not attend to positions after i."""
-    return torch.triu(torch.ones(length, length, dtype=torch.bool), diagonal=1)
-
-
-def feed_forward(width):
-    return nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(),
-                         nn.Linear(4 * width, width))
-
-
-class EncoderBlock(nn.Module):
-    """Self-attention among the patches, then a feed-forward layer; post-norm."""
-
-    def __init__(self, config):
-        super().__init__()
-        width = config.width
-        self.attention = nn.MultiheadAttention(width, config.heads, batch_first=True)
-        self.feed_forward = feed_forward(width)
-        self.norm1, self.norm2 = nn.LayerNorm(width), nn.LayerNorm(width)
-
-    def forward(self, x):  # x: (B, PATCHES, width)
-        x = self.norm1(x + self.attention(x, x, x, need_weights=False)[0])
-        return self.norm2(x + self.feed_forward(x))
-
-
-class DecoderBlock(nn.Module):
-    """Masked self-attention, cross-attention to the patches, feed-forward."""
-
-    def __init__(self, config):
-        super().__init__()
-        width, heads = config.width, config.heads
-        self.self_attention = nn.MultiheadAttention(width, heads, batch_first=True)
-        self.cross_attention = nn.MultiheadAttention(width, heads, batch_first=True)
-        self.feed_forward = feed_forward(width)
-        self.norm1, self.norm2 = nn.LayerNorm(width), nn.LayerNorm(width)
-        self.norm3 = nn.LayerNorm(width)
-
-    def forward(self, y, memory, keep_attention=False):
-        # y: (B, T, width), the tokens so far; memory: (B, PATCHES, width)
-        mask = causal_mask(y.shape[1]).to(y.device)
-        attended = self.self_attention(y, y, y, attn_mask=mask, need_weights=False)[0]
-        y = self.norm1(y + attended)
-        # weights: (B, T, PATCHES), averaged over heads; computed only when asked for
-        attended, weights = self.cross_attention(y, memory, memory,
-                                                 need_weights=keep_attention)
-        y = self.norm2(y + attended)
-        return self.norm3(y + self.feed_forward(y)), weights
-
-
-def patchify(images):
-    """(B, 1, 28, 84) canvases to (B, PATCHES, PATCH²), row by row over the grid."""
-    patches = images.unfold(2, PATCH, PATCH).unfold(3, PATCH, PATCH)  # (B,1,4,12,7,7)
-    # shape[0], not len(): an exported ONNX graph keeps the batch size free
-    return patches.reshape(images.shape[0], PATCHES, PATCH * PATCH)
-
-
-class Reader(nn.Module):
-    """The encoder-decoder: canvas patches in, scores for the next token out."""
-
-    def __init__(self, config):
-        super().__init__()
-        width = config.width
-        self.patch_projection = nn.Linear(PATCH * PATCH, width)
-        self.patch_positions = nn.Parameter(torch.randn(1, PATCHES, width) * 0.02)
-        self.token_embedding = nn.Embedding(VOCAB, width)
-        self.token_positions = nn.Parameter(torch.randn(1, STEPS, width) * 0.02)
-        self.encoder = nn.ModuleList(EncoderBlock(config)
-                                     for _ in range(config.encoder_blocks))
-        self.decoder = nn.ModuleList(DecoderBlock(config)
-                                     for _ in range(config.decoder_blocks))
-        self.head = nn.Linear(width, VOCAB)
-
-    def encode(self, images):
-        """Canvases (B, 1, 28, 84) to the decoder's memory: (B, PATCHES, width)."""
-        x = self.patch_projection(patchify(images)) + self.patch_positions
-        for block in self.encoder:
-            x = block(x)
-        return x
-
-    def decode(self, tokens, memory, keep_attention=False):
-        """Logits (B, T, VOCAB) for the token after each of `tokens` (B, T); with the
-        last block's cross-attention weights (B, T, PATCHES) when keep_attention."""
-        y = self.token_embedding(tokens) + self.token_positions[:, :tokens.shape[1]]
-        for block in self.decoder:
-            y, weights = block(y, memory, keep_attention)
-        return (self.head(y), weights) if keep_attention else self.head(y)
-
-    def forward(self, images, tokens):
-        return self.decode(tokens, self.encode(images))
 
 
 def teacher_pair(tokens):

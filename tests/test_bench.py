@@ -1,4 +1,5 @@
-"""The training-step benchmark times the posts' own `_reader.py` against the one at a git ref:
+"""The training-step benchmark times the posts' own code (part 1's model in `_encoder_decoder.py`,
+part 2's training in `_reader.py`) against the same files at a git ref:
 it reads the posts' sizes, checks a changed reader computes the same losses (or says it cannot),
 counts FLOPs, and prints its table. Tiny sizes keep it fast; nothing here asserts a time."""
 import subprocess
@@ -9,11 +10,13 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
+import _encoder_decoder
 import _reader
 from tools.core.notebooks import NOTEBOOK_NAME, POSTS_DIR, REPO_ROOT, parameters_cell, read_notebook
 from tools.measure import bench
 
-WORKING = Path(_reader.__file__).read_text(encoding="utf-8")
+WORKING = bench.working_sources()  # {file: text}
+TODAY = bench.as_version(_encoder_decoder, _reader)
 FORWARD = "        return self.decode(tokens, self.encode(images))\n"
 
 
@@ -30,7 +33,7 @@ def one_thread():
 
 
 def run_against(monkeypatch, capsys, source, *args):
-    """bench.main on tiny sizes, with `source` standing in for `_reader.py` at HEAD."""
+    """bench.main on tiny sizes, with `source` ({file: text}) standing in for the code at HEAD."""
     monkeypatch.setattr(bench, "post_sizes", lambda post: tiny())
     monkeypatch.setattr(bench, "source_at", lambda ref: source)
     status = bench.main(["--post", "2", "--steps", "2", "--blocks", "2", "--warmup", "1", *args])
@@ -39,8 +42,9 @@ def run_against(monkeypatch, capsys, source, *args):
 
 
 def changed(old, new):
-    assert WORKING.count(old) == 1, old  # the change must apply to today's reader
-    return WORKING.replace(old, new)
+    """Today's code with `old` replaced by `new` in the one file that holds it once."""
+    [name] = [name for name, text in WORKING.items() if text.count(old) == 1]  # it must apply to today's code
+    return {**WORKING, name: WORKING[name].replace(old, new)}
 
 
 @pytest.mark.parametrize("post", sorted(bench.POSTS))
@@ -51,14 +55,14 @@ def test_sizes_are_the_posts_knobs(post):
     assert sizes["config"] == {name: knobs[name] for name in ("width", "heads", "encoder_blocks", "decoder_blocks")}
     assert sizes["recipe"]["batch_size"] == knobs["batch_size"]
     assert sizes["recipe"]["learning_rate"] == knobs["learning_rate"]
-    assert _reader.Reader(_reader.ReaderConfig(**sizes["config"]))  # the exported reader takes them
+    assert _encoder_decoder.Reader(_encoder_decoder.ReaderConfig(_reader.VOCAB, **sizes["config"]))  # the model takes them
 
 
 def test_bench_runs_and_prints_its_fields(monkeypatch, capsys):
     status, out, _ = run_against(monkeypatch, capsys, WORKING)
     assert status == 0
     assert "1 thread" in out
-    assert "the working tree's is the same as HEAD's; timing it alone" in out
+    assert "the working tree's are the same as HEAD's; timing them alone" in out
     assert "post 2 (2026-06-25-reading-when-to-stop): width 16, 2 heads, 1+1 blocks, batch 4" in out
     assert "timing _reader.train_one_epoch" in out
     assert "GFLOP per training step (forward + backward, attention included): working tree " in out
@@ -75,7 +79,7 @@ def test_a_changed_reader_is_timed_against_the_ref(monkeypatch, capsys):
     source = changed(FORWARD, "        return self.decode(tokens, self.encode(images.clone()))\n")
     status, out, _ = run_against(monkeypatch, capsys, source)
     assert status == 0
-    assert "differs from HEAD's; timing both, interleaved" in out
+    assert "differ from HEAD's; timing both, interleaved" in out
     assert "same losses: 3 training steps from the same weights, max |Δ loss| 0.0e+00: same" in out
     assert "block 1/2: HEAD " in out and "   working tree " in out.split("block 1/2:")[1].splitlines()[0]
     assert "    HEAD  " in out and "    working tree  " in out
@@ -100,17 +104,19 @@ def test_a_structurally_different_reader_skips_the_check(monkeypatch, capsys):
     assert "speed-up of the working tree over HEAD" in out
 
 
-def test_the_reader_at_a_git_ref_is_loaded(tmp_path):
+def test_the_code_at_a_git_ref_is_loaded(tmp_path):
     git = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.com"]
     subprocess.run([*git, "init", "-q"], cwd=tmp_path, check=True)
-    (tmp_path / "_reader.py").write_text("VERSION = 'committed'\n")
-    subprocess.run([*git, "add", "_reader.py"], cwd=tmp_path, check=True)
+    for name, text in WORKING.items():
+        (tmp_path / name).write_text(text.replace("\nSCHEDULES = ", "\nVOCAB = 99\nSCHEDULES = "), encoding="utf-8")
+    subprocess.run([*git, "add", *bench.CODE], cwd=tmp_path, check=True)
     subprocess.run([*git, "commit", "-q", "-m", "one"], cwd=tmp_path, check=True)
     (tmp_path / "_reader.py").write_text("VERSION = 'edited'\n")
-    source = bench.source_at("HEAD", root=tmp_path)
-    assert source == "VERSION = 'committed'\n"
-    assert bench.load_reader(source, "_reader_at_test").VERSION == "committed"
-    with pytest.raises(SystemExit, match="no _reader.py at 'nonesuch'"):
+    sources = bench.source_at("HEAD", root=tmp_path)
+    assert "VOCAB = 99" in sources["_reader.py"], "the committed text, not the working tree's"
+    version = bench.load_version(sources, "at_test")
+    assert version.VOCAB == 99 and version.Reader(version.ReaderConfig(version.VOCAB, 16, 2, 1, 1))
+    with pytest.raises(SystemExit, match="no _encoder_decoder.py at 'nonesuch'"):
         bench.source_at("nonesuch", root=tmp_path)
 
 
@@ -118,13 +124,15 @@ def test_flop_count_is_positive_grows_with_batch_and_counts_attention():
     torch.set_num_threads(1)
     counts = {}
     for size in (4, 8):
-        trainer = bench.Trainer(_reader, tiny(size))
+        trainer = bench.Trainer(TODAY, tiny(size))
         counts[size] = bench.step_flops(trainer, bench.canvases(1, size))
     assert 0 < counts[4] < counts[8]
-    without_attention = FlopCounterMode(display=False)
-    with without_attention:
-        bench.Trainer(_reader, tiny(4)).train(bench.canvases(1, 4))
-    assert counts[4] > without_attention.get_total_flops() > 0
+    counter = FlopCounterMode(display=False, custom_mapping=bench.CPU_ATTENTION_FLOPS)
+    with counter:
+        bench.Trainer(TODAY, tiny(4)).train(bench.canvases(1, 4))
+    assert counter.get_total_flops() == counts[4]
+    counted = counter.get_flop_counts()["Global"]
+    assert counted.get(torch.ops.aten.bmm, 0) > 0, "the attention written out: q·kᵀ and weights·v are counted"
 
 
 def test_the_command_runs_on_a_post():

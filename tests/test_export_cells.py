@@ -72,7 +72,7 @@ def repository(tmp_path):
     """A repository holding the exported helpers and their source posts, for a test to edit one of them."""
     root = tmp_path / "repo"
     for helper, post in EXPORTS.items():  # every exported helper and its source post, so `make export` runs whole
-        (root / "posts" / post).mkdir(parents=True)
+        (root / "posts" / post).mkdir(parents=True, exist_ok=True)
         shutil.copy(find_posts(post)[0], root / "posts" / post / "index.ipynb")
     for helper in {*EXPORTS, *HELPERS}:  # an export imports names from the helpers its post declares
         shutil.copy(REPO_ROOT / helper, root / helper)
@@ -146,12 +146,14 @@ def test_a_copy_of_part_2_is_checked_against_its_own_cells(tmp_path):
     assert [p for p in check_notebook(copy) if p.where == "exported cells"], "its edited cells, not the repository's"
 
 
-def test_the_helper_runs_on_its_own_and_its_reader_reads():
+def test_the_helpers_run_on_their_own_and_part_1s_reader_reads_part_2s_tokens():
     import torch
-    namespace = {}
-    exec(compile((REPO_ROOT / "_reader.py").read_text(encoding="utf-8"), "_reader.py", "exec"), namespace)
+    model, namespace = {}, {}
+    for name, into in (("_encoder_decoder.py", model), ("_reader.py", namespace)):  # each on its own
+        exec(compile((REPO_ROOT / name).read_text(encoding="utf-8"), name, "exec"), into)
     torch.manual_seed(0)
-    reader = namespace["Reader"](namespace["ReaderConfig"](width=16, heads=2, encoder_blocks=1, decoder_blocks=1))
+    config = model["ReaderConfig"](namespace["VOCAB"], width=16, heads=2, encoder_blocks=1, decoder_blocks=1)
+    reader = model["Reader"](config)
     readings, probabilities = namespace["read_all"](reader, torch.zeros(3, 1, 28, 84))
     assert readings.shape == (3, namespace["STEPS"]) and probabilities.shape == (3, namespace["STEPS"], 13)
     assert torch.allclose(probabilities.sum(-1), torch.ones(3, namespace["STEPS"]))
@@ -160,9 +162,12 @@ def test_the_helper_runs_on_its_own_and_its_reader_reads():
 def test_the_handwriting_post_reuses_the_reader_and_redefines_none_of_it():
     exported = {node.name for node in ast.parse((REPO_ROOT / "_reader.py").read_text()).body
                 if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
-    assert {"Reader", "compose", "train_one_epoch", "read_greedily"} <= exported
+    model = {node.name for node in ast.parse((REPO_ROOT / "_encoder_decoder.py").read_text()).body
+             if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
+    assert {"compose", "train_one_epoch", "read_greedily"} <= exported and {"Attention", "Reader"} <= model
+    exported |= model
     nb = read_notebook(find_posts("reading-handwriting")[0])
-    assert "_reader.py" in nb.metadata["blog"]["helpers"]
+    assert {"_encoder_decoder.py", "_reader.py"} <= set(nb.metadata["blog"]["helpers"])
     defined = set()
     for cell in nb.cells:
         if cell.cell_type == "code" and not {SETUP_TAG, HELPER_TAG} & set(cell.metadata.get("tags", [])):
@@ -171,3 +176,19 @@ def test_the_handwriting_post_reuses_the_reader_and_redefines_none_of_it():
     assert defined & exported == set(), "the post shows only what it changes; the reader comes from _reader.py"
     [shown] = [cell for cell in nb.cells if HELPER_TAG in cell.metadata.get("tags", []) and "_reader.py" in cell.source]
     assert "code-fold: true" in shown.source, "shown whole, in its own named cell, folded"
+
+
+def test_a_post_with_two_modules_names_one_in_each_marked_cell():
+    """Part 1 exports its model and its data to two modules; `export: true` there would be a guess."""
+    post = EXPORTS["_three_digits.py"]
+    assert EXPORTS["_encoder_decoder.py"] == post
+    nb = read_notebook(find_posts(post)[0])
+    assert "class Reader" in module_text(nb, post, module="_encoder_decoder.py")
+    assert "class Reader" not in module_text(nb, post, module="_three_digits.py")
+    cell = next(c for c in nb.cells if c.cell_type == "code" and c.source.startswith("#| export: _three_digits.py"))
+    cell.source = cell.source.replace("#| export: _three_digits.py", "#| export: true")
+    with pytest.raises(NotebookError, match=r"exports to _encoder_decoder.py and _three_digits.py: write `#\| export: "):
+        module_text(nb, post, module="_three_digits.py")
+    cell.source = cell.source.replace("#| export: true", "#| export: _reader.py")
+    with pytest.raises(NotebookError, match="exports to _reader.py, which EXPORTS makes from posts/2026-06-25"):
+        module_text(nb, post, module="_three_digits.py")

@@ -1,4 +1,5 @@
-"""The lesson code itself, as exported to _reader.py (part 2) and the pure parts of _cure.py (part 4):
+"""The lesson code itself, as exported to _encoder_decoder.py (part 1's model, which part 2 reuses),
+_reader.py (part 2) and the pure parts of _cure.py (the handwriting post):
 canvases and tokens, the model's shapes and causality, the teacher-forced pair, the learning-rate
 schedules, greedy reading, the scores and the verdicts do what their docstrings and the posts say.
 Tiny models on one thread: the whole file runs in seconds."""
@@ -11,15 +12,16 @@ import torch.nn as nn
 
 import _cure
 import _reader
+from _encoder_decoder import Reader, ReaderConfig, causal_mask, patchify
 from _reader import (
     DIGITS, END, PAD, PATCH, PATCH_COLUMNS, PATCH_ROWS, PATCHES, SCHEDULES, START, STEPS, TILE, VERDICTS, VOCAB,
-    Reader, ReaderConfig, Recipe, causal_mask, compose, digits_of, digits_right, learning_rate_factor,
-    optimiser_and_schedule, patchify, read_all, read_greedily, read_right, spell, teacher_pair, verdict,
+    Recipe, compose, digits_of, digits_right, learning_rate_factor, optimiser_and_schedule, read_all,
+    read_greedily, read_right, spell, teacher_pair, verdict,
 )
 
 torch.set_num_threads(1)
 
-TINY = ReaderConfig(width=16, heads=2, encoder_blocks=1, decoder_blocks=1)
+TINY = ReaderConfig(VOCAB, width=16, heads=2, encoder_blocks=1, decoder_blocks=1)
 
 
 def tiny_reader(seed=0):
@@ -160,7 +162,7 @@ def test_patchify_cuts_7x7_patches_row_by_row_over_the_grid():
 
 
 def test_the_default_reader_has_the_parameter_count_the_post_prints():
-    assert sum(p.numel() for p in Reader(ReaderConfig()).parameters()) == 534_541
+    assert sum(p.numel() for p in Reader(ReaderConfig(VOCAB)).parameters()) == 534_541
 
 
 def test_encoder_and_decoder_shapes_per_step():

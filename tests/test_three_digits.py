@@ -1,4 +1,5 @@
-"""Part 1's lesson code as exported to _three_digits.py: attention written out, the blocks, the
+"""Part 1's lesson code as exported to _encoder_decoder.py (attention written out, the blocks, the
+reader) and _three_digits.py: the
 reader's shapes and causality, the MNIST file's check, the canvases, the teacher-forced pair and
 greedy reading do what the post says. Tiny models on one thread: the file runs in seconds."""
 import math
@@ -7,15 +8,13 @@ import numpy as np
 import pytest
 import torch
 
-from _three_digits import (
-    END, START, VOCAB, Attention, Reader, ReaderConfig, causal_mask, compose, load_mnist, patchify,
-    read_greedily, teacher_pair,
-)
+from _encoder_decoder import Attention, Reader, ReaderConfig, causal_mask, patchify
+from _three_digits import END, START, VOCAB, compose, load_mnist, read_greedily, teacher_pair
 from tools.core.notebooks import find_posts, read_notebook
 from tools.numbers.bindings import recorded_results
 
 torch.set_num_threads(1)
-TINY = ReaderConfig(width=16, heads=2, encoder_blocks=1, decoder_blocks=1)
+TINY = ReaderConfig(VOCAB, width=16, heads=2, encoder_blocks=1, decoder_blocks=1)
 
 
 def tiny_reader(seed=0):
@@ -74,7 +73,7 @@ def test_the_reader_has_the_shapes_the_post_states_and_the_parameter_count_it_pr
     assert torch.allclose(weights.sum(-1), torch.ones(3, 4), atol=1e-5)
     [post] = find_posts("three-digits")
     printed = recorded_results(read_notebook(post))[0]["parameters"].number
-    assert sum(p.numel() for p in Reader(ReaderConfig()).parameters()) == printed
+    assert sum(p.numel() for p in Reader(ReaderConfig(VOCAB)).parameters()) == printed
 
 
 def test_the_decoder_sees_no_token_after_its_own_position():

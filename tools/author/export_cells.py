@@ -2,11 +2,15 @@
 
 A post that teaches code a later post reuses is that code's only source. Its code cells whose
 `#|` options include `export: true` are copied, in notebook order and without their `#|` option
-lines, into a module (EXPORTS): part 1's into `_three_digits.py` (its fixed-length reader, data
-check and canvases), part 2's into `_reader.py` (the image posts' reader), the handwriting post's
-into `_cure.py`. A later post declares the module in `blog.helpers` and `make inline` shows it in
-a folded cell of its own, named after the part that teaches it (tools/author/inline_helpers.py),
-so it uses the code without repeating it, and a change to the lesson reaches it.
+lines, into a module (EXPORTS): part 1's into `_encoder_decoder.py` (the reader: attention written
+out, the blocks, the model) and `_three_digits.py` (its data check, canvases, teacher forcing and
+greedy reading), part 2's into `_reader.py` (tokens with <end> and <pad>, the canvases of one to
+three digits, the training and the reading the image posts share), the handwriting post's into
+`_cure.py`. A post that exports to more than one module names the module in each marked cell
+(`#| export: _encoder_decoder.py`). A later post declares the module in `blog.helpers` and `make
+inline` shows it in a folded cell of its own, named after the part that teaches it
+(tools/author/inline_helpers.py), so it uses the code without repeating it, and a change to the
+lesson reaches it.
 
 Run it after editing a marked cell (`make export`; `make` and `make inline` do).
 With --check it writes nothing and names each helper out of step with its cells,
@@ -24,8 +28,9 @@ from tools.core.notebooks import REPO_ROOT, CellOptionsError, NotebookError, blo
 
 EXPORT_MARK = "#| export: true"  # a Quarto cell option (YAML), so the page hides it
 # helper file: the post folder whose marked cells it is made from
-EXPORTS = {"_three_digits.py": "2026-06-18-reading-three-digits", "_reader.py": "2026-06-25-reading-when-to-stop",
-           "_cure.py": "2026-07-09-reading-handwriting"}
+# In order: a later module may take names from an earlier one (_cure.py from _reader.py).
+EXPORTS = {"_encoder_decoder.py": "2026-06-18-reading-three-digits", "_three_digits.py": "2026-06-18-reading-three-digits",
+           "_reader.py": "2026-06-25-reading-when-to-stop", "_cure.py": "2026-07-09-reading-handwriting"}
 # Where `make export` keeps the text it replaced (an edit by hand, say, which the next export
 # would otherwise drop): the last one only, so nothing is lost silently.
 REPLACED = Path(".cache") / "export"
@@ -45,26 +50,50 @@ def option_lines(cell):
     return lines[:count]
 
 
-def is_exported(cell, number=None):
-    """Whether a code cell carries `export: true` among its `#|` options.
+def export_value(cell, number=None):
+    """What a code cell's `export` option says: None (not exported), True, or the module it names.
 
     A cell whose options mention export in any other way (`#| export`, nbdev's form, which
     Quarto reads as a stray word; `#| export: no`) is refused by name rather than skipped."""
     if cell.cell_type != "code":
-        return False
+        return None
     mentions = any("export" in line for line in option_lines(cell))
     try:
         value = cell_options(cell).get("export")
     except CellOptionsError as error:
         if not mentions:
-            return False
+            return None
         raise NotebookError(f"cell {number}: {error}") from None
-    if value is True:
-        return True
+    if value is True or (isinstance(value, str) and value in EXPORTS):
+        return value
     if mentions and value is not False:
         raise NotebookError(f"cell {number} (code) mentions export in its `#|` options but is not marked "
-                            f"`{EXPORT_MARK}`; write that line, or drop the mention")
-    return False
+                            f"`{EXPORT_MARK}` (or `#| export:` and one of {', '.join(EXPORTS)}); write that "
+                            "line, or drop the mention")
+    return None
+
+
+def is_exported(cell, number=None):
+    """Whether a code cell is marked for export, to its post's module or to one it names."""
+    return export_value(cell, number) is not None
+
+
+def exports_to(cell, number, post, module):
+    """Whether a marked cell of `post` goes into `module` (None: any module). A post with several
+    modules must name one in each marked cell; `export: true` there would be a guess."""
+    value = export_value(cell, number)
+    if value is None or module is None:
+        return value is not None
+    own = sources_of(post)
+    if isinstance(value, str):
+        if value not in own:
+            raise NotebookError(f"posts/{post}/index.ipynb cell {number} exports to {value}, which EXPORTS "
+                                f"makes from posts/{EXPORTS[value]}; name one of {', '.join(own)}")
+        return value == module
+    if len(own) > 1:
+        raise NotebookError(f"posts/{post}/index.ipynb cell {number} is marked `{EXPORT_MARK}`, but this post "
+                            f"exports to {' and '.join(own)}: write `#| export: {own[0]}` (or the other)")
+    return True
 
 
 def exported_code(cell):
@@ -72,14 +101,15 @@ def exported_code(cell):
     return "\n".join(source_lines(cell)[len(option_lines(cell)):]).strip("\n")
 
 
-def module_text(nb, post, root=REPO_ROOT):
-    """The helper's text: a generated-file header, then each marked cell's code.
+def module_text(nb, post, root=REPO_ROOT, module=None):
+    """The helper's text: a generated-file header, then the code of each cell marked for `module`
+    (None: every marked cell).
 
     Each marked cell must parse on its own as Python (no IPython magics), since the helper is
     imported and inlined as plain Python; a cell that does not is named."""
     cells = []
     for number, cell in enumerate(nb.cells, start=1):
-        if not is_exported(cell, number):
+        if not exports_to(cell, number, post, module):
             continue
         code = exported_code(cell)
         try:
@@ -90,8 +120,10 @@ def module_text(nb, post, root=REPO_ROOT):
         if code.strip():
             cells.append(code)
     if not cells:
-        raise NotebookError(f"posts/{post}/index.ipynb has no code cell marked `{EXPORT_MARK}` to export")
-    header = (f"# Generated by `make export` from the cells marked `{EXPORT_MARK}` in\n"
+        raise NotebookError(f"posts/{post}/index.ipynb has no code cell marked `{EXPORT_MARK}` to export"
+                            + (f" to {module}" if module else ""))
+    mark = f"#| export: {module}" if module and len(sources_of(post)) > 1 else EXPORT_MARK
+    header = (f"# Generated by `make export` from the cells marked `{mark}` in\n"
               f"# posts/{post}/index.ipynb. Edit those cells, not this file.\n")
     body = "\n\n\n".join(cells)
     imports = helper_imports(body, blog_metadata(nb).get("helpers", []), root)
@@ -187,7 +219,7 @@ def source_notebook(name, root=REPO_ROOT):
 
 def expected_text(name, root=REPO_ROOT, nb=None):
     """The helper's text as the source notebook's marked cells make it (`nb`: that notebook, if read)."""
-    return module_text(nb if nb is not None else source_notebook(name, root), EXPORTS[name], root)
+    return module_text(nb if nb is not None else source_notebook(name, root), EXPORTS[name], root, name)
 
 
 def export_drift(name, root=REPO_ROOT, nb=None):
@@ -204,9 +236,15 @@ def drift_from(name, root, expected):
     except UnicodeDecodeError:
         return f"{name} is not UTF-8 text; run `make export` to write it again from posts/{EXPORTS[name]}"
     if current != expected:
-        return (f"{name} is out of step with the cells marked `{EXPORT_MARK}` in posts/{EXPORTS[name]}; "
+        return (f"{name} is out of step with the cells marked `{mark_of(name)}` in posts/{EXPORTS[name]}; "
                 "run `make export` (edit those cells, not the helper)")
     return None
+
+
+def mark_of(name):
+    """The mark on the cells helper `name` is made from: `export: <name>` where its post exports
+    to several modules, `export: true` (or the module's name) where it exports to one."""
+    return f"#| export: {name}" if len(sources_of(EXPORTS[name])) > 1 else EXPORT_MARK
 
 
 def sources_of(post_folder):
@@ -237,7 +275,7 @@ def main(argv=None):
     if problems:  # a helper the exported cells take names from: it stops them all, with nothing written
         print("\n".join(f"{problem} (nothing was exported)" for problem in problems), file=sys.stderr)
         return 2
-    for name in EXPORTS:  # in order: a later export may take names from an earlier one (_cure.py from _reader.py)
+    for name in EXPORTS:  # in order: a later export may take names from an earlier one
         try:
             text = expected_text(name, root)  # the source notebook is read once per helper
             drift = drift_from(name, root, text)

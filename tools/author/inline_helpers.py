@@ -28,7 +28,7 @@ from pathlib import Path
 import nbformat
 
 from tools.core import numerics
-from tools.author.export_cells import EXPORTS
+from tools.author.export_cells import EXPORTS, mark_of
 from tools.core.notebooks import (
     HELPER_TAG, REPO_ROOT, SETUP_TAG, NotebookError, blog_metadata, code_cells, describe_cell, has_tag, parse_cell, site_config,
     sync_posts,
@@ -38,13 +38,14 @@ from tools.author.post_links import repository_url
 # Inlining order, and what each helper needs before it (_arch.py uses _style.py's palette;
 # _pen.py draws with _handwriting.py's port of the page; the others stand alone). A helper
 # that needs another imports from it by name (`from _handwriting import page_input`), so it
-# also works as a module; inlined, that import is dropped, the names being defined above it. _reader.py is itself generated, from part 2's
-# cells marked `#| export: true` (tools/author/export_cells.py).
+# also works as a module; inlined, that import is dropped, the names being defined above it. _encoder_decoder.py and
+# _three_digits.py are generated from part 1's marked cells, _reader.py from part 2's (tools/author/export_cells.py).
 HELPERS = {"_results.py": [], "_seal.py": [], "_spread.py": ["_results.py", "_seal.py"], "_style.py": [], "_arch.py": ["_style.py"],
-           "_three_digits.py": [], "_reader.py": [], "_handwriting.py": [], "_pen.py": ["_handwriting.py"]}
+           "_encoder_decoder.py": [], "_three_digits.py": [], "_reader.py": [], "_handwriting.py": [], "_pen.py": ["_handwriting.py"]}
 WHAT_THEY_GIVE = {"_results.py": "named results", "_seal.py": "report seals", "_spread.py": "re-run spread", "_style.py": "chart style",
-                  "_arch.py": "architecture diagrams", "_three_digits.py": "part 1's reader",
-                  "_reader.py": "part 2's reader",
+                  "_arch.py": "architecture diagrams", "_encoder_decoder.py": "part 1's reader",
+                  "_three_digits.py": "part 1's canvases",
+                  "_reader.py": "part 2's training",
                   "_handwriting.py": "handwriting set", "_pen.py": "pen digits"}
 # The helpers that only show or record what the post computes (named results, the spread's table, chart
 # style, diagrams): a change to them changes how a page looks, never a result, so a spread outlives it.
@@ -52,9 +53,12 @@ PRESENTATION_HELPERS = ("_results.py", "_seal.py", "_spread.py", "_style.py", "_
 # Only they go into the setup cell. A helper that computes is lesson code a post reuses: it is shown in a
 # generated cell of its own (HELPER_TAG), folded under a summary that names it and where it is taught. It is
 # placed after the setup cell at first; an author may move it (before its first use), and it stays there.
-SHOWN_AS = {"_three_digits.py": "Part 1's reader, reused: the MNIST file's check, the canvases of three digits, "
-                                "the model and its greedy reading",
-            "_reader.py": "Part 2's reader, reused: the canvases, the model, its training and its greedy reading",
+SHOWN_AS = {"_encoder_decoder.py": "Part 1's reader, reused: attention written out, the encoder and decoder blocks, "
+                                    "the model",
+            "_three_digits.py": "Part 1's canvases, reused: the MNIST file's check, the canvases of three digits, "
+                                "teacher forcing and greedy reading",
+            "_reader.py": "Part 2's training, reused: the tokens with <end> and <pad>, the canvases, the training "
+                          "and the greedy reading",
             "_handwriting.py": "The writer of the handwriting set: digits as pen strokes, drawn like the live page",
             "_pen.py": "The pen digits: real writers' strokes from UCI's file, drawn like the live page"}
 # Import names whose distribution is called something else; every other import is looked up by its own name.
@@ -246,7 +250,7 @@ def setup_source(helpers, root=REPO_ROOT, packages=(), repo_url=None):
 def helper_source(name, root=REPO_ROOT, repo_url=None):
     """The exact text of the generated cell that shows computing helper `name`."""
     if name in EXPORTS:
-        origin = (f"# `make export` writes {name} from the cells marked `#| export: true` in posts/{EXPORTS[name]},\n"
+        origin = (f"# `make export` writes {name} from the cells marked `{mark_of(name)}` in posts/{EXPORTS[name]},\n"
                   "# the post that teaches it; edit those cells, not this one.")
     else:
         origin = f"# Generated from {name} of {repo_url or repository_url()}; edit that file, not this cell."

@@ -13,7 +13,7 @@ from tools.core.seal import seal_matches
 RESULT_KEY = "reading-digits/result"  # as _results.py records a result
 POST = "2026-07-09-reading-handwriting"
 REPORT = REPO_ROOT / "posts" / POST / "ablations.json"
-CODE = ("_cure.py", "_reader.py", "_handwriting.py", "_pen.py")  # the helpers that train and score its rows
+CODE = ("_cure.py", "_encoder_decoder.py", "_reader.py", "_handwriting.py", "_pen.py")  # the helpers that train and score its rows
 # The runs' budget, which the report records and the post prints (tools/live/ablations.py trains with it).
 BUDGET = {"epochs": 3, "train_size": 30_000, "written_digits": 8_000, "scribbles": 750,
           "test_size": 2_000, "pen_per_length": 1_000}
@@ -109,6 +109,11 @@ def printed_problems(nb, path=REPORT):
             named = ROW_RESULT.fullmatch(str(record.get("name", ""))) if isinstance(record, dict) else None
             if named is None:
                 continue
+            if not record.get("reference"):
+                # A run's own results have a spread across seeds; these come from the report, the same file for
+                # every re-run, so they are references: a range over them would measure which report each read.
+                found.append((where, f"result {record['name']} is recorded as this run's own, but it is read from "
+                                     f"{path.name}: record it with reference=True (and quote it with ref=)"))
             row = rows.get(named["key"])
             expected = None if row is None else 100 * float(row[named["column"]])
             if expected is None or not math.isclose(record.get("number") or 0.0, expected, rel_tol=1e-9):

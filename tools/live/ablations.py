@@ -15,7 +15,7 @@ Each run is scored on MNIST's held-out canvases, the synthetic set and the blind
 by length. The runs are smaller than the post's (fewer canvases, epochs and writer's digits, set
 below): the report compares parts with each other, and says its own budget. It is written beside
 the post as ablations.json: the rows, the settings, the SHA-256 of the code that trained them
-(_cure.py, _reader.py, _handwriting.py, _pen.py), the machine, the date, and a seal over all of
+(_cure.py, _encoder_decoder.py, _reader.py, _handwriting.py, _pen.py), the machine, the date, and a seal over all of
 it (`seal_of` in _seal.py, which the post inlines). The post checks the seal and prints the report; `make check` refuses a
 report made by other code than the helpers in the repository.
 
@@ -36,6 +36,7 @@ import numpy as np
 import torch
 
 import _cure
+import _encoder_decoder
 import _reader
 from tools.core.notebooks import REPO_ROOT
 from tools.core.seal import sealed
@@ -86,7 +87,7 @@ def run(row, budget=BUDGET, seed=0):
                                           cure, pen_set.mnist_aspects(), np.random.default_rng(0))
     recipe = _reader.Recipe(epochs=budget["epochs"])
     torch.manual_seed(seed)
-    model = _reader.Reader(_reader.ReaderConfig())
+    model = _encoder_decoder.Reader(_encoder_decoder.ReaderConfig(_reader.VOCAB))
     optimiser, scheduler = _reader.optimiser_and_schedule(model, recipe, math.ceil(len(canvases) / recipe.batch_size))
     distortions = torch.Generator().manual_seed(seed + 1)
     distort = (lambda batch, batch_tokens: _cure.augment(batch, batch_tokens, distortions, setting)) \

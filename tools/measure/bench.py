@@ -2,15 +2,16 @@
 
     .venv/bin/python -m tools.measure.bench [--post 2|4] [--steps N] [--blocks K] [--warmup W] [--against REF]
 
-It times the code the posts run: `_reader.py` (exported from part 2, imported by part 4),
-its `Reader` sized by the post's parameters cell, trained by its own `train_one_epoch` on
-exactly as many batches of random canvases (`_reader.compose`) as the steps timed. Post 1's
-fixed-length reader lives in its notebook, not exported, and post 3 reads numbers aloud
-with another model: neither is benched. The ceiling is a matmul of the model's main shape,
+It times the code the posts run: the `Reader` of `_encoder_decoder.py` (exported from
+part 1, reused by part 2 and the handwriting post), sized by the post's parameters cell and
+given part 2's vocabulary, trained by `_reader.py`'s own `train_one_epoch` (exported from part
+2) on exactly as many batches of random canvases (`_reader.compose`) as the steps timed. Part
+1 trains the same model with a shorter loop of its own, and the numbers-aloud post reads with
+another model: neither is benched. The ceiling is a matmul of the model's main shape,
 (batch·48 × width)·(width × 4·width); the step's GFLOP/s is shown as a share of its rate.
 
-A candidate is a change to the real code (part 2's exported cells, then `make export`):
-`_reader.py` at the git ref `--against` (default HEAD) is timed against the working tree's
+A candidate is a change to the real code (the exported cells, then `make export`): the two
+files (CODE) at the git ref `--against` (default HEAD) are timed against the working tree's
 in interleaved blocks (REF, working tree, REF, ...), so that the machine's other work falls
 on both, after a check that the two give the same losses over three steps from the same
 weights (skipped, with a word, when their state_dicts differ in names or shapes); the same
@@ -18,6 +19,7 @@ file is timed once. Times are the process's CPU time, the wall clock beside them
 """
 import argparse
 import ast
+import types
 import importlib.util
 import math
 import os
@@ -35,6 +37,7 @@ import torch
 import torch.nn.functional as F
 from torch.utils.flop_counter import FlopCounterMode, sdpa_backward_flop_count, sdpa_flop_count
 
+import _encoder_decoder
 import _reader
 from tools.core.notebooks import NOTEBOOK_NAME, POSTS_DIR, REPO_ROOT, parameters_cell, read_notebook
 
@@ -43,6 +46,7 @@ SEED = 0
 CHECK_STEPS = 3
 SAME_WITHIN = 1e-5  # largest |Δ loss| that counts as the same
 CEILING_REPEATS = 20
+CODE = ("_encoder_decoder.py", "_reader.py")  # the model, then the training and the reading
 aten = torch.ops.aten
 
 
@@ -56,29 +60,47 @@ def post_sizes(post):
     cell = parameters_cell(read_notebook(POSTS_DIR / POSTS[post] / NOTEBOOK_NAME))
     knobs = {node.targets[0].id: ast.literal_eval(node.value) for node in ast.parse(cell.source).body
              if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name)}
-    return {"config": {f.name: knobs[f.name] for f in fields(_reader.ReaderConfig)},
+    return {"config": {f.name: knobs[f.name] for f in fields(_encoder_decoder.ReaderConfig) if f.name != "vocab"},
             "recipe": {f.name: knobs[f.name] for f in fields(_reader.Recipe) if f.name in knobs},
             "steps_per_epoch": math.ceil(knobs["train_size"] / knobs["batch_size"])}
 
 
 def source_at(ref, root=REPO_ROOT):
-    """The text of `_reader.py` as the git ref `ref` has it."""
-    shown = subprocess.run(["git", "show", f"{ref}:_reader.py"], cwd=root, capture_output=True, text=True)
-    if shown.returncode:
-        raise SystemExit(f"bench: no _reader.py at {ref!r}: {shown.stderr.strip()}")
-    return shown.stdout
+    """{file: its text as the git ref `ref` has it}, for each file of CODE."""
+    texts = {}
+    for name in CODE:
+        shown = subprocess.run(["git", "show", f"{ref}:{name}"], cwd=root, capture_output=True, text=True)
+        if shown.returncode:
+            raise SystemExit(f"bench: no {name} at {ref!r}: {shown.stderr.strip()}")
+        texts[name] = shown.stdout
+    return texts
 
 
-def load_reader(source, name):
-    """A module made from `source` as if it were `_reader.py`, registered as `name`."""
+def working_sources():
+    return {name: Path(module.__file__).read_text(encoding="utf-8") for name, module in
+            zip(CODE, (_encoder_decoder, _reader))}
+
+
+def as_version(model, training):
+    """One version of the posts' code: the model's classes and the training's functions, side by side."""
+    return types.SimpleNamespace(Reader=model.Reader, ReaderConfig=model.ReaderConfig, VOCAB=training.VOCAB,
+                                 Recipe=training.Recipe, optimiser_and_schedule=training.optimiser_and_schedule,
+                                 train_one_epoch=training.train_one_epoch)
+
+
+def load_version(sources, tag):
+    """A version made from `sources` ({file: text}, as source_at gives), its modules registered under `tag`."""
+    modules = []
     with tempfile.TemporaryDirectory(prefix="bench-") as folder:
-        path = Path(folder) / "_reader.py"
-        path.write_text(source, encoding="utf-8")
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[name] = module  # dataclasses look their module up there
-        spec.loader.exec_module(module)
-    return module
+        for name in CODE:
+            path = Path(folder) / name
+            path.write_text(sources[name], encoding="utf-8")
+            spec = importlib.util.spec_from_file_location(f"{name[1:-3]}_{tag}", path)
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[spec.name] = module  # dataclasses look their module up there
+            spec.loader.exec_module(module)
+            modules.append(module)
+    return as_version(*modules)
 
 
 class Trainer:
@@ -87,7 +109,7 @@ class Trainer:
     def __init__(self, module, sizes):
         torch.manual_seed(SEED)
         self.module = module
-        self.model = module.Reader(module.ReaderConfig(**sizes["config"]))
+        self.model = module.Reader(module.ReaderConfig(module.VOCAB, **sizes["config"]))
         self.recipe = module.Recipe(**sizes["recipe"])
         self.optimiser, self.scheduler = module.optimiser_and_schedule(
             self.model, self.recipe, sizes["steps_per_epoch"])
@@ -124,8 +146,9 @@ def loss_difference(reference, candidate, sizes):
     return max(abs(ref.train(batch) - cand.train(batch)) for batch in steps)
 
 
-# FlopCounterMode knows the CUDA attention kernels but not the CPU one nn.MultiheadAttention
-# calls: without these, attention would count zero.
+# The posts write attention out as matmuls, which FlopCounterMode counts. It knows the CUDA fused
+# attention kernels but not the CPU one (scaled_dot_product_attention, nn.MultiheadAttention): a
+# candidate that calls it is counted with these, or its attention would count zero.
 CPU_ATTENTION_FLOPS = {
     aten._scaled_dot_product_flash_attention_for_cpu:
         lambda q, k, v, *args, out_shape=None, **kwargs: sdpa_flop_count(q, k, v),
@@ -244,7 +267,7 @@ def main(argv=None):
     parser.add_argument("--blocks", type=int, default=4, help="interleaved blocks the steps are split into")
     parser.add_argument("--warmup", type=int, default=3, help="untimed steps of each version first")
     parser.add_argument("--against", default="HEAD", metavar="REF",
-                        help="the git ref whose _reader.py the working tree's is timed against (default HEAD)")
+                        help="the git ref whose code (CODE) the working tree's is timed against (default HEAD)")
     args = parser.parse_args(argv)
     if args.steps < 1 or args.blocks < 1 or args.warmup < 0:
         parser.error("--steps and --blocks must be at least 1, --warmup at least 0")
@@ -252,13 +275,14 @@ def main(argv=None):
     torch.set_num_threads(1)
     say(f"torch {torch.__version__}, {torch.get_num_threads()} thread, {machine()}, "
         f"{torch.backends.cpu.get_cpu_capability()}, {os.cpu_count()} cores on the machine")
-    reference = source_at(args.against)
-    if reference == Path(_reader.__file__).read_text(encoding="utf-8"):
-        say(f"_reader.py: the working tree's is the same as {args.against}'s; timing it alone")
-        versions = {"working tree": _reader}
+    reference, working = source_at(args.against), as_version(_encoder_decoder, _reader)
+    files = " and ".join(CODE)
+    if reference == working_sources():
+        say(f"{files}: the working tree's are the same as {args.against}'s; timing them alone")
+        versions = {"working tree": working}
     else:
-        say(f"_reader.py: the working tree's differs from {args.against}'s; timing both, interleaved")
-        versions = {args.against: load_reader(reference, "_reader_at_ref"), "working tree": _reader}
+        say(f"{files}: the working tree's differ from {args.against}'s; timing both, interleaved")
+        versions = {args.against: load_version(reference, "at_ref"), "working tree": working}
     statuses = [bench_post(post, versions, args.steps, min(args.blocks, args.steps), args.warmup)
                 for post in args.post or sorted(POSTS)]
     if any(statuses):
