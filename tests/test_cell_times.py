@@ -1,7 +1,7 @@
 """`make times`: each cell's seconds from the times nbclient kept, longest first, against the budget."""
 import nbformat
 
-from tools.measure.cell_times import POST_BUDGET_S, cell_times, report, seconds_of
+from tools.measure.cell_times import BLOG_BUDGET_S, POST_BUDGET_S, blog_line, cell_times, report, seconds_of
 
 
 def timed(source, start, end):
@@ -41,3 +41,10 @@ def test_a_notebook_without_times_says_so():
         del cell.metadata["execution"]
     assert report(nb, top=3) == ["no cell times: the notebook was not run by `make execute` (or its cells' "
                                  "metadata was cleared)"]
+
+
+def test_the_blog_line_adds_the_recorded_runs_up_against_the_blog_s_budget():
+    assert BLOG_BUDGET_S == 25 * 60
+    assert blog_line([300, 600, 60]) == "the blog: 3 recorded run(s), 16.0 min in all, within the 25 min budget"
+    assert blog_line([900, 700, None]) == ("the blog: 2 recorded run(s), 26.7 min in all, OVER the 25 min budget "
+                                           "(1 post(s) with no recorded run)")

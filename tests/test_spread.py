@@ -16,7 +16,7 @@ from tests.factory import md, publishable, ran, recorded, reseal, save_post, str
 from tools.numbers.bindings import RESULT_KEY
 from tools.measure import compare_run
 from tools.core import numerics
-from tools.measure import spread
+from tools.measure import spread, spread_report
 from tools.measure.compare_run import AGREES, DISAGREES, NOT_COMPARABLE, report_on
 from tools.core.notebooks import POSTS_DIR, REPO_ROOT, blog_metadata, find_posts, read_notebook, write_notebook_atomically
 from tools.measure.spread_report import (
@@ -529,14 +529,16 @@ TABLE = "show_spread(read_spread(), ['exact'])"
 
 
 @pytest.mark.parametrize("page_moves, table, runs_of_the_page", [
-    (True, None, 2), (True, "after", 1), (True, "before", 2), (False, None, 1),
-], ids=["moved-no-table", "moved-table-after", "moved-table-before", "page-as-before"])
+    (True, None, 2), (True, "after", 1), (True, "before", 2), (True, "before, listing another", 1), (False, None, 1),
+], ids=["moved-no-table", "moved-table-after", "moved-table-before", "moved-not-in-the-table", "page-as-before"])
 def test_make_spread_runs_the_page_again_only_when_its_table_showed_a_moved_result_as_measured(
         tmp_path, monkeypatch, page_moves, table, runs_of_the_page):
     recording = ran("print('training')", recorded("exact", "87.9%", 87.9, label="read exactly"),
                     recorded("parameters", "534,348", 534348.0))
     shown = ran(TABLE, stream("This page and 3 re-runs of it\n"))
-    cells = {None: [recording], "after": [recording, shown], "before": [shown, recording]}[table]
+    other = ran(TABLE.replace("'exact'", "'parameters'"), stream("This page and 3 re-runs of it\n"))
+    cells = {None: [recording], "after": [recording, shown], "before": [shown, recording],
+             "before, listing another": [other, recording]}[table]
     path = save_post(publishable(md("Text."), *cells), tmp_path / "posts")
     nb = read_notebook(path)
     report_path(path.parent).write_text(json.dumps(sealed({
@@ -569,3 +571,10 @@ def test_make_spread_runs_the_page_again_only_when_its_table_showed_a_moved_resu
     assert made["page"]["results"]["exact"]["number"] == new_exact
     assert tables == [87.9, 89.7][:runs_of_the_page], \
         "a second page run only where the table showed a moved result as the report held it before"
+
+
+def test_the_names_a_spread_table_lists_are_read_from_its_call():
+    nb = publishable(md("Text."), ran("print(1)"), ran("show_spread(read_spread(), ['exact', 'loss'])"))
+    assert spread_report.table_names(nb) == {"exact", "loss"}
+    assert spread_report.table_names(publishable(md("Text."), ran("show_spread(read_spread(), NAMES)"))) is None
+    assert spread_report.table_names(publishable(md("Text."), ran("print(1)"))) is None

@@ -5,7 +5,8 @@
 `make execute` keeps, in each code cell's metadata, when the kernel started and finished it
 (`execution`: nbclient's timestamps, which the seal leaves out). This lists the cells that took
 longest, each with its first line of code and its share of the run, then the run's recorded
-duration (its provenance) and the post's budget. Use it before making a post faster: the time is
+duration (its provenance) and the post's budget; without POST, last, the blog's runs added up
+against its budget. Use it before making a post faster: the time is
 almost always in one or two training cells. Reads the notebook only; runs nothing.
 """
 import argparse
@@ -15,6 +16,7 @@ from datetime import datetime
 from tools.core.notebooks import NotebookError, blog_metadata, code_cells, find_posts, post_name, read_notebook
 
 POST_BUDGET_S = 10 * 60  # issue 33: each post re-runs in at most 10 minutes on one CPU thread
+BLOG_BUDGET_S = 25 * 60  # and the whole blog in at most 25
 
 
 def seconds_of(cell):
@@ -58,6 +60,17 @@ def report(nb, top):
     return lines
 
 
+def blog_line(durations):
+    """The line after every post's report: their recorded runs added up, against the blog's budget.
+    `durations` holds each post's recorded seconds, None where a post has none."""
+    known = [seconds for seconds in durations if seconds is not None]
+    missing = len(durations) - len(known)
+    total = sum(known)
+    verdict = "within" if total <= BLOG_BUDGET_S else "OVER"
+    return (f"the blog: {len(known)} recorded run(s), {total / 60:.1f} min in all, {verdict} the "
+            f"{BLOG_BUDGET_S // 60} min budget" + (f" ({missing} post(s) with no recorded run)" if missing else ""))
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--post", help="only posts whose folder name contains this")
@@ -66,9 +79,14 @@ def main(argv=None):
     if args.top < 1:
         sys.exit("--top must be 1 or more")
     try:
+        durations = []
         for path in find_posts(args.post, every_match=True):
+            nb = read_notebook(path)
             print(f"[{post_name(path)}]")
-            print("\n".join(report(read_notebook(path), args.top)))
+            print("\n".join(report(nb, args.top)))
+            durations.append(blog_metadata(nb).get("provenance", {}).get("duration_s"))
+        if not args.post:
+            print(blog_line(durations))
     except NotebookError as error:
         sys.exit(str(error))
 

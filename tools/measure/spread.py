@@ -39,14 +39,16 @@ from pathlib import Path
 
 from tools.core import numerics
 from tools.run import standin_data
-from tools.run.execute_posts import ExecutionFailed, execute_copy, execute_in_place, refuse_stale_setups
+from tools.run.execute_posts import (
+    ExecutionFailed, copy_post, execute_copy, execute_in_place, refuse_stale_setups,
+)
 from tools.core.notebooks import (
     REPO_ROOT, NotebookError, assigned_names, blog_metadata, find_posts, parameters_cell, post_name, read_notebook,
 )
 from tools.core.seal import sealed
 from tools.measure.spread_report import (
     CODE_DIGEST, SPREAD_REPORT, ReportError, code_sha256, measured_this_code, read_report, report_path, results_of,
-    taken_from_the_run,
+    table_names, taken_from_the_run,
 )
 
 DEFAULT_RUNS = 3  # the fewest that give two numeric paths and three seeds with the page's run
@@ -107,8 +109,7 @@ def run_once(job):
     env = {**standin_data.offline_environment(), **environment,
            "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
     with tempfile.TemporaryDirectory(prefix="spread-") as scratch:
-        copy = Path(scratch) / path.parent.name
-        shutil.copytree(path.parent, copy, ignore=shutil.ignore_patterns(SPREAD_REPORT))
+        copy = copy_post(path.parent, scratch, ignore=shutil.ignore_patterns(SPREAD_REPORT))
         executed = execute_copy(nb, copy, f"{post_name(path)} {label}", overrides={"seed": seed}, env=env,
                                 kernel_retries=1, echo=lambda line: print(line, flush=True))
     provenance = blog_metadata(executed)["provenance"]
@@ -195,14 +196,15 @@ def spread(path, count, jobs, fresh=False):
     page = run_page(path, nb)
     made = report(page, runs, page, post_name(path))
     write_report(made, target)
-    before = results_of(nb)
+    before, listed = results_of(nb), table_names(page)
     shown_as_measured = sorted(name for name, value in made["page"]["results"].items()
-                               if before.get(name) != value and name not in taken_from_the_run(page))
+                               if before.get(name) != value and name not in taken_from_the_run(page)
+                               and (listed is None or name in listed))
     if shown_as_measured:
         # The page's table shows this run's own values for the results recorded before it (_results.RECORDED);
-        # one recorded after it is shown as the report held it when the page ran, the previous run's, which
-        # moved. With the report now holding the new ones, one more run of the page shows them (bit for bit
-        # the same results: the check below says so).
+        # one it lists that is recorded after it is shown as the report held it when the page ran, the previous
+        # run's, which moved. With the report now holding the new ones, one more run of the page shows them (bit
+        # for bit the same results: the check below says so). A result the table does not list needs no second run.
         print(f"[{post_name(path)}] {', '.join(shown_as_measured)} moved and {'is' if len(shown_as_measured) == 1 else 'are'} "
               "recorded after the table of what a re-run gives: running the page once more, so that the table "
               "takes in the new values", flush=True)

@@ -8,6 +8,7 @@ A result's *spread* is the set of values the page and the re-runs gave it. It *m
 at a precision when those values, written at that precision, are not all the same: the
 prose may then state it only with its range, or as this run's (`claim_problems`).
 """
+import ast
 import hashlib
 import io
 import json
@@ -156,20 +157,44 @@ def measured_this_code(report, nb):
     return digest is not None and report.get("code_sha256") == digest(nb)
 
 
+def spread_table_cells(nb):
+    """[(number, cell)] of the post's own code cells (not the generated setup) that call show_spread."""
+    return [(number, cell) for number, cell in code_cells(nb)
+            if "show_spread(" in cell.source and not has_tag(cell, SETUP_TAG)]
+
+
 def shows_spread(nb):
-    """Does a cell of the post's own (not the generated setup) call show_spread?"""
-    return any("show_spread(" in cell.source for _, cell in code_cells(nb) if not has_tag(cell, SETUP_TAG))
+    """Does a cell of the post's own call show_spread?"""
+    return bool(spread_table_cells(nb))
 
 
 def taken_from_the_run(nb):
     """The names of the run's results its spread table shows as this run recorded them: those recorded in a
     cell before the first that calls show_spread (_spread.py reads them from _results.RECORDED). A result
     recorded after it is shown as the report measured it."""
-    tables = [number for number, cell in code_cells(nb)
-              if "show_spread(" in cell.source and not has_tag(cell, SETUP_TAG)]
+    tables = [number for number, _ in spread_table_cells(nb)]
     records, _ = recorded_results(nb)
     return {name for name, record in records.items()
             if not record.reference and tables and record.cell < tables[0]}
+
+
+def table_names(nb):
+    """The results the spread table lists: the string names in the list its first show_spread call is given, or
+    None where that list is not written out as one (then any result may be in the table)."""
+    tables = spread_table_cells(nb)
+    if not tables:
+        return None
+    try:
+        tree = ast.parse(tables[0][1].source)
+    except SyntaxError:
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "show_spread" and len(node.args) > 1:
+            listed = node.args[1]
+            if isinstance(listed, (ast.List, ast.Tuple)) and all(
+                    isinstance(item, ast.Constant) and isinstance(item.value, str) for item in listed.elts):
+                return {item.value for item in listed.elts}
+    return None
 
 
 def results_of(nb):
