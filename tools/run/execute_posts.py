@@ -40,6 +40,7 @@ import ast
 import asyncio
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -254,6 +255,22 @@ def cell_label(cell, numbers):
     if PROBE_TAG in tags:
         return "the cell the tool runs after the last one (it reports versions and device)"
     return "the injected parameters cell" if INJECTED_TAG in tags else "a cell"
+
+
+def copy_post(post_dir, scratch, ignore=None):
+    """A copy of the post folder `post_dir` in the folder `scratch`, the other posts linked beside it; returns it.
+
+    A later part may read what an earlier one saved in its own folder (the handwriting post loads the
+    reader part 2 saved, as ../<part 2's folder>/reader.pt), so a copy must find its neighbours where
+    the real folder has them. They are linked, not copied: a post writes only into its own folder.
+    """
+    post_dir, scratch = Path(post_dir), Path(scratch)
+    copy = scratch / post_dir.name
+    shutil.copytree(post_dir, copy, ignore=ignore)
+    for neighbour in sorted(post_dir.resolve().parent.iterdir()):
+        if neighbour.is_dir() and neighbour.name != post_dir.name and not (scratch / neighbour.name).exists():
+            (scratch / neighbour.name).symlink_to(neighbour, target_is_directory=True)
+    return copy
 
 
 def execute_copy(nb, post_dir, name, *, overrides=None, env=None, time_limit=None, kernel_retries=1, echo=print,

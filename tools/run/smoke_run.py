@@ -12,7 +12,6 @@ run's provenance records the overridden parameters, and `make check` refuses suc
 outputs as a post.
 """
 import argparse
-import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -20,7 +19,9 @@ from pathlib import Path
 import nbformat
 
 from tools.run import standin_data
-from tools.run.execute_posts import ExecutionFailed, execute_copy, refuse_stale_setups, say_skipped_folders, stale_setup
+from tools.run.execute_posts import (
+    ExecutionFailed, copy_post, execute_copy, refuse_stale_setups, say_skipped_folders, stale_setup,
+)
 from tools.core.notebooks import (
     NotebookError, assigned_names, blog_metadata, find_posts, parameters_cell, post_name, read_notebook,
 )
@@ -55,8 +56,7 @@ def smoke_run(path, *, time_limit=DEFAULT_TIME_LIMIT_S, device="cpu", echo=print
     if device == "cpu":
         env["CUDA_VISIBLE_DEVICES"] = ""
     with tempfile.TemporaryDirectory(prefix="smoke-") as scratch:
-        copy = Path(scratch) / path.parent.name
-        shutil.copytree(path.parent, copy)
+        copy = copy_post(path.parent, scratch)
         return execute_copy(nb, copy, f"smoke {post_name(path)}", overrides=overrides, env=env,
                             time_limit=time_limit, kernel_retries=0, echo=echo)
 
