@@ -310,12 +310,15 @@ def test_the_decoding_lab_model_must_be_what_the_numbers_aloud_post_printed(tmp_
     ("#| code-fold: true\n", "folds its code without saying what it hides"),
     ('#| code-fold: true\n#| code-summary: "Show the code"\n', "folds its code without saying what it hides"),
     ('#| code-fold: true\n#| code-summary: "The code that draws the loss curve"\n', None),
+    ('#| code-fold: true\n#| code-summary: "Mean P(<end>) at each step"\n', "which the page takes for an HTML tag"),
+    ('#| code-fold: true\n#| code-summary: "Counting canvases with 3 < 4 digits"\n', None),
     ("", None),
-], ids=["no-summary", "generic-summary", "named", "shown"])
+], ids=["no-summary", "generic-summary", "named", "a-tag-in-the-summary", "a-lone-less-than", "shown"])
 def test_a_folded_cell_names_what_it_hides(tmp_path, options, said):
     from tools.check.check_posts import check_notebook
     path = save_post(publishable(ran(options + "print(1)", stream("1\n"))), tmp_path / "posts")
-    problems = [str(problem) for problem in check_notebook(path) if "folds its code" in str(problem)]
+    problems = [str(problem) for problem in check_notebook(path)
+                if "folds its code" in str(problem) or "summary holds" in str(problem)]
     assert problems == ([] if said is None else [problems[0]]) and (said is None or said in problems[0]), problems
 
 

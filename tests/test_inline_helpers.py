@@ -43,8 +43,8 @@ def test_setup_summary_says_what_the_cell_gives():
 
 def test_a_reused_helper_is_shown_in_a_cell_of_its_own_named_and_linked_to_where_it_is_taught():
     reader = helper_source("_reader.py").splitlines()
-    assert reader[:2] == ["#| code-fold: true", "#| code-summary: \"Part 2's training, reused: the tokens with <end> "
-                          "and <pad>, the canvases, the training and the greedy reading (generated from _reader.py)\""]
+    assert reader[:2] == ["#| code-fold: true", "#| code-summary: \"Part 2's training, reused: the end and pad tokens, "
+                          "the canvases, the training and the greedy reading (generated from _reader.py)\""]
     model = helper_source("_encoder_decoder.py").splitlines()
     assert model[1].startswith("#| code-summary: \"Part 1's reader, reused: attention written out")
     assert "posts/2026-06-18-reading-three-digits" in model[2], "it names the post that teaches it"

@@ -57,8 +57,8 @@ SHOWN_AS = {"_encoder_decoder.py": "Part 1's reader, reused: attention written o
                                     "the model",
             "_three_digits.py": "Part 1's canvases, reused: the MNIST file's check, the canvases of three digits, "
                                 "teacher forcing and greedy reading",
-            "_reader.py": "Part 2's training, reused: the tokens with <end> and <pad>, the canvases, the training "
-                          "and the greedy reading",
+            "_reader.py": "Part 2's training, reused: the end and pad tokens, the canvases, the training and "
+                          "the greedy reading",
             "_handwriting.py": "The writer of the handwriting set: digits as pen strokes, drawn like the live page",
             "_pen.py": "The pen digits: real writers' strokes from UCI's file, drawn like the live page"}
 # Import names whose distribution is called something else; every other import is looked up by its own name.

@@ -394,10 +394,14 @@ def check_figures(nb, path, root):
 
 
 GENERIC_SUMMARIES = {"", "code", "show the code", "show code", "hide the code"}
+# Quarto writes a fold's summary into the page as HTML, unescaped: `<end>` in it is taken for a tag and
+# vanishes ("Mean P() at each step").
+TAG_LIKE = re.compile(r"<[A-Za-z/][^<>]*>")
 
 
 def check_folds(nb, path, root):
-    """The code a post teaches is shown; a cell that folds (a figure's drawing, plumbing) names what it hides."""
+    """The code a post teaches is shown; a cell that folds (a figure's drawing, plumbing) names what it hides,
+    in words a page can show."""
     for number, cell in code_cells(nb):
         options = cell_options(cell)
         if options.get("code-fold") in (True, "show", "true"):
@@ -406,6 +410,10 @@ def check_folds(nb, path, root):
                 yield describe_cell(number, cell), ("folds its code without saying what it hides: give it "
                                                     '`#| code-summary: "…"` (e.g. "The code that draws the loss '
                                                     'curve"), or show it')
+            elif TAG_LIKE.search(summary):
+                yield describe_cell(number, cell), (f"its fold's summary holds {TAG_LIKE.search(summary).group()}, "
+                                                    "which the page takes for an HTML tag and hides: name it in "
+                                                    "words (the end token) instead")
 
 
 def check_placeholders(nb, path, root):
