@@ -174,12 +174,30 @@ OVERFLOW = """() => ({page: document.documentElement.scrollWidth - window.innerW
     .map(element => element.className || element.tagName).slice(0, 5)})"""
 
 
+# Each unchosen option's radio: its ring and its fill against the page's background.
+RADIOS = """() => [...document.querySelectorAll('.question-choice .form-check-input')].filter(r => !r.checked)
+  .map(r => { const s = getComputedStyle(r);
+    return {ring: s.borderTopStyle !== 'none' && parseFloat(s.borderTopWidth) >= 1 ? s.borderTopColor : null,
+            fill: s.backgroundColor, page: getComputedStyle(document.body).backgroundColor}; })"""
+
+
+def radio_problems(page):
+    """An unchosen option must look unchosen: a ring that differs from the page, hollow inside (the dark
+    theme once drew no ring and a white fill, so every option looked chosen)."""
+    radios = page.evaluate(RADIOS)
+    if not radios:
+        return ["no unchosen radio on the page"]
+    return [f"an unchosen option's radio: {radio}" for radio in radios
+            if radio["ring"] in (None, radio["page"]) or radio["fill"] != radio["page"]][:1]
+
+
 def page_problems(page, theme, viewport):
-    """What the checks say of one open page: the answers, the theme in force, the width."""
+    """What the checks say of one open page: the radios, the answers, the theme in force, the width."""
     problems = []
     dark = page.evaluate("document.body.classList.contains('quarto-dark')")
     if dark != (theme == "dark"):
         problems.append(f"the page is not in the {theme} theme")
+    problems += radio_problems(page)
     if len(questions(page)) != 3:
         problems.append(f"{len(questions(page))} questions on the page, not 3")
     problems += answer_problems(page)
