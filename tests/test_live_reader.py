@@ -269,9 +269,10 @@ SAMPLING_Z = 2.33
 
 def posts_scribble_share():
     """The share of new scribbles the handwriting post's run (the one that made reader/model) read as nothing."""
-    from tools.core.notebooks import POSTS_DIR, read_notebook
+    from tools.core.notebooks import read_notebook
+    from tools.live.reader_model import exporting_post
     from tools.numbers.bindings import recorded_results
-    records, _ = recorded_results(read_notebook(POSTS_DIR / "2026-07-09-reading-handwriting" / "index.ipynb"))
+    records, _ = recorded_results(read_notebook(exporting_post()))
     return records["scribbles_refused"].number / 100
 
 

@@ -410,8 +410,8 @@ def check_folds(nb, path, root):
                 yield describe_cell(number, cell), ("folds its code without saying what it hides: give it "
                                                     '`#| code-summary: "…"` (e.g. "The code that draws the loss '
                                                     'curve"), or show it')
-            elif TAG_LIKE.search(summary):
-                yield describe_cell(number, cell), (f"its fold's summary holds {TAG_LIKE.search(summary).group()}, "
+            elif tag := TAG_LIKE.search(summary):
+                yield describe_cell(number, cell), (f"its fold's summary holds {tag.group()}, "
                                                     "which the page takes for an HTML tag and hides: name it in "
                                                     "words (the end token) instead")
 
