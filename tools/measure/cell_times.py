@@ -41,6 +41,11 @@ def cell_times(nb):
                   key=lambda row: (-row[0], row[1]))
 
 
+def recorded_seconds(nb):
+    """How long the notebook's recorded run took (its provenance), or None where it has none."""
+    return blog_metadata(nb).get("provenance", {}).get("duration_s")
+
+
 def report(nb, top):
     """The lines `make times` prints for one notebook."""
     rows = cell_times(nb)
@@ -52,7 +57,7 @@ def report(nb, top):
     if len(rows) > top:
         rest = sum(seconds for seconds, _, _ in rows[top:])
         lines.append(f"{rest:8.1f} s  {rest / total:4.0%}  the other {len(rows) - top} cell(s)")
-    recorded = blog_metadata(nb).get("provenance", {}).get("duration_s")
+    recorded = recorded_seconds(nb)
     verdict = ("" if recorded is None else
                f"; recorded run {recorded:.0f} s, {'within' if recorded <= POST_BUDGET_S else 'OVER'} "
                f"the {POST_BUDGET_S // 60} min budget of a post")
@@ -84,7 +89,7 @@ def main(argv=None):
             nb = read_notebook(path)
             print(f"[{post_name(path)}]")
             print("\n".join(report(nb, args.top)))
-            durations.append(blog_metadata(nb).get("provenance", {}).get("duration_s"))
+            durations.append(recorded_seconds(nb))
         if not args.post:
             print(blog_line(durations))
     except NotebookError as error:

@@ -46,6 +46,7 @@ from tools.core.notebooks import (
     REPO_ROOT, NotebookError, assigned_names, blog_metadata, find_posts, parameters_cell, post_name, read_notebook,
 )
 from tools.core.seal import sealed
+from tools.measure.cell_times import recorded_seconds
 from tools.measure.spread_report import (
     CODE_DIGEST, SPREAD_REPORT, ReportError, code_sha256, measured_this_code, read_report, report_path, results_of,
     table_names, taken_from_the_run,
@@ -162,7 +163,7 @@ def cost_line(nb, count, jobs, cores=None, kept=0):
     cores = cores or os.cpu_count() or 1
     to_make = count - kept
     kept_words = f", {kept} kept from an earlier run of this code" if kept else ""
-    run_s = blog_metadata(nb).get("provenance", {}).get("duration_s")
+    run_s = recorded_seconds(nb)
     if not isinstance(run_s, (int, float)) or run_s <= 0:
         return (f"{to_make} runs{kept_words} and the page: no recorded duration to estimate from "
                 f"(run `make execute` first)")
