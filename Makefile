@@ -92,11 +92,17 @@ site-test: $(READY) $(AXE)  ## test the rendered _site/ in Chromium, light and d
 screenshots: $(READY)  ## photograph every rendered page (desktop, phone; light, dark) into .cache/screenshots
 	$(PY) -m tools.site.screenshots
 
-test: $(READY)  ## the whole test suite, smoke runs of every post included (what CI runs)
-	$(PY) -m pytest
+# The tests run on up to 4 cores at once (pytest-xdist; TEST_WORKERS=1 runs them one at a time).
+# A test file runs on one worker (tests/conftest.py). The live reader's runtime and axe-core are fetched
+# first, once, so that no two workers fetch them together.
+TEST_WORKERS ?= $(shell n=$$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1); [ "$$n" -gt 4 ] && n=4; echo $$n)
+PYTEST := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
+
+test: $(READY) reader $(AXE)  ## the whole test suite, smoke runs of every post included (what CI runs)
+	$(PYTEST)
 
 test-fast: $(READY)  ## the tests that run no notebook
-	$(PY) -m pytest -m "not slow"
+	$(PYTEST) -m "not slow"
 
 # POST as one shell word whatever it holds (spaces, quotes, $): make execute POST="it's" is looked up, not parsed.
 POST_ARGUMENT = $(if $(value POST),'--post=$(subst ','\'',$(value POST))')

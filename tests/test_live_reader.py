@@ -402,8 +402,11 @@ def pen_test_items():
     return [(label, PAGE_PEN, strokes) for label, strokes in numbers]
 
 
-@pytest.mark.parametrize("items, card_key", [(synthetic_items, "handwriting_exact"), (pen_test_items, "pen_exact")],
-                         ids=["synthetic set", "pen test half"])
+# Each set takes minutes: a worker of its own (tests/conftest.py) reads it while the others run.
+@pytest.mark.parametrize("items, card_key", [
+    pytest.param(synthetic_items, "handwriting_exact", marks=pytest.mark.xdist_group("live-reader-synthetic-set")),
+    pytest.param(pen_test_items, "pen_exact", marks=pytest.mark.xdist_group("live-reader-pen-test-half"))],
+    ids=["synthetic set", "pen test half"])
 def test_page_reads_each_set_as_well_as_its_card_says(browser, site_url, items, card_key):
     """All 3,000 numbers of a set, drawn through the page: exact-sequence accuracy by length within a
     point of card.json's figure (what the post measured on the same strokes through the same files)."""

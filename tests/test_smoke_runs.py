@@ -92,7 +92,9 @@ def test_smoke_run_past_its_time_limit_fails(tmp_path):
         smoke_run(save_post(nb, tmp_path / "posts"), time_limit=3, echo=lambda line: None)
 
 
-@pytest.mark.parametrize("post", find_posts(), ids=lambda path: path.parent.name)
+# a worker per post (tests/conftest.py): a post's two runs take up to two minutes
+@pytest.mark.parametrize("post", [pytest.param(path, marks=pytest.mark.xdist_group(f"smoke-{path.parent.name}"))
+                                  for path in find_posts()], ids=lambda path: path.parent.name)
 def test_post_smoke_run_is_deterministic(post):
     """Each real post: runs clean twice with its smoke parameters, and prints the same numbers both times."""
     runs = [smoke_run(post, echo=lambda line: None) for _ in range(2)]
