@@ -93,15 +93,15 @@ screenshots: $(READY)  ## photograph every rendered page (desktop, phone; light,
 	$(PY) -m tools.site.screenshots
 
 # The tests run on up to 4 cores at once (pytest-xdist; TEST_WORKERS=1 runs them one at a time).
-# A test file runs on one worker (tests/conftest.py). The live reader's runtime and axe-core are fetched
-# first, once, so that no two workers fetch them together.
+# A test file runs on one worker (tests/conftest.py). Both targets fetch the live reader's runtime and
+# axe-core first, once, so that no two workers' fixtures fetch them together.
 TEST_WORKERS ?= $(shell n=$$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1); [ "$$n" -gt 4 ] && n=4; echo $$n)
 PYTEST := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
 
 test: $(READY) reader $(AXE)  ## the whole test suite, smoke runs of every post included (what CI runs)
 	$(PYTEST)
 
-test-fast: $(READY)  ## the tests that run no notebook
+test-fast: $(READY) reader $(AXE)  ## the tests that run no notebook
 	$(PYTEST) -m "not slow"
 
 # POST as one shell word whatever it holds (spaces, quotes, $): make execute POST="it's" is looked up, not parsed.

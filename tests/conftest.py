@@ -12,7 +12,8 @@ import pytest
 
 
 def group_of(item):
-    return item.get_closest_marker("xdist_group").args[0]
+    marker = item.get_closest_marker("xdist_group")
+    return marker.kwargs.get("name", marker.args[0] if marker.args else "")
 
 
 def pytest_collection_modifyitems(items):
