@@ -95,8 +95,8 @@ screenshots: $(READY)  ## photograph every rendered page (desktop, phone; light,
 # The tests run on up to 4 cores at once (pytest-xdist; TEST_WORKERS=1 runs them one at a time).
 # A test file runs on one worker (tests/conftest.py). Both targets fetch the live reader's runtime and
 # axe-core first, once, so that no two workers' fixtures fetch them together.
-TEST_WORKERS ?= $(shell n=$$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1); [ "$$n" -gt 4 ] && n=4; echo $$n)
-PYTEST := $(PY) -m pytest -n $(TEST_WORKERS) --dist loadgroup
+TEST_WORKERS ?= auto
+PYTEST = $(PY) -m pytest -n $(TEST_WORKERS) --maxprocesses=4 --dist loadgroup
 
 test: $(READY) reader $(AXE)  ## the whole test suite, smoke runs of every post included (what CI runs)
 	$(PYTEST)
