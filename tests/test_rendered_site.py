@@ -622,6 +622,27 @@ def test_no_one_entry_contents_and_no_citation_that_repeats_its_author(rendered_
         assert not repeated, f"{page.relative_to(rendered_site)}: a citation repeats its author: {repeated.group(0)!r}"
 
 
+# A model token written into the HTML as a tag: a browser drops it ("smallest P() where it is due").
+TOKEN_TAG = re.compile(r"<(start|end|pad)>")
+
+
+def token_tags(html):
+    """The tokens a page's HTML holds as tags, outside its scripts (code on a page is escaped: &lt;end&gt;)."""
+    return TOKEN_TAG.findall(re.sub(r"<script\b.*?</script>", "", html, flags=re.S))
+
+
+def test_a_token_written_as_a_tag_is_caught():
+    assert token_tags('<td style="text-align: left;">hundred on <end></end></td>') == ["end"]
+    assert token_tags("<p>P(&lt;end&gt;) and <code>&lt;pad&gt;</code></p><script>'<start>'</script>") == []
+
+
+def test_no_model_token_is_written_as_an_html_tag(rendered_site):
+    """assets/tokens.lua keeps <start>, <end> and <pad> as text, in prose and in printed tables."""
+    found = {str(page.relative_to(rendered_site)): tags for page in html_pages(rendered_site)
+             if (tags := token_tags(page.read_text(encoding="utf-8")))}
+    assert found == {}, f"tokens the browser will drop, by page: {found}"
+
+
 # Markup as Quarto 1.7 writes it for a folding callout and a long printed line.
 QUARTO_LIKE_BODY = """
 <div class="callout callout-style-default callout-note callout-titled">
