@@ -9,7 +9,8 @@ pen lifts: a 4, a 5 or a 7 with a bar is drawn with the jump between its strokes
 way one mouse drag would draw it. Its x and y were each stretched to 0..100, so every digit's
 width is lost; a drawing takes the median width-to-height ratio of that digit's kind from
 MNIST's training images (`ink_aspects`), give or take 15 %. Writers are not named in the file,
-so the split below is by rows and one writer's digits may sit in both halves.
+so the split below is by rows and one writer's digits may sit in both halves (UCI's own split by
+writer is recovered in tools/live/pen_writers.py, for anything that trains on pen digits).
 
 How the halves are used. `pen_halves` shuffles each digit's rows once, by a fixed seed, and cuts
 them in two: the tuning half may decide anything (augmentations, thresholds, a temperature),
