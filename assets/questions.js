@@ -44,6 +44,8 @@
     return [...copy.childNodes];
   }
 
+  const SHORT_CHOICE = 24;  // characters: the longest choice that still shares a line with others
+
   function enhance(box) {
     const id = box.id;
     const kind = box.dataset.kind;
@@ -159,6 +161,16 @@
     show.textContent = "Show answer";
     actions.append(check, show);
     form.append(actions);
+    // "If you are stuck" closes the buttons' row instead of taking a row of its own; opened, its text
+    // takes the full width under the buttons (assets/questions.css).
+    const stuckFold = box.querySelector(":scope > details.question-stuck");
+    if (stuckFold) actions.append(stuckFold);
+    // Short choices, such as three tokens, share a line; a long one keeps every choice on its own row.
+    const labels = [...form.querySelectorAll(".question-choice .form-check-label")];
+    if (labels.length && labels.every((label) => label.textContent.trim().length <= SHORT_CHOICE &&
+                                              !label.querySelector("pre, math, img"))) {
+      form.classList.add("question-choices-short");
+    }
 
     const feedback = document.createElement("div");
     feedback.className = "question-feedback";

@@ -329,3 +329,46 @@ def test_the_checks_fail_when_one_thing_is_broken(browser, site, tmp_path, break
             problems = no_script_problems(page)
             context.close()
     assert problems, f"nothing failed with {breakage}"
+
+
+ROWS = """() => {
+  const box = document.querySelector('.question[data-kind="choice"]');
+  const top = (element) => Math.round(element.getBoundingClientRect().top);
+  const radios = [...box.querySelectorAll('.question-choice')].map(top);
+  const check = box.querySelector('button.question-check').getBoundingClientRect();
+  const summary = box.querySelector('details.question-stuck > summary').getBoundingClientRect();
+  return {radioRows: new Set(radios).size, choices: radios.length,
+          stuckOnButtonsRow: summary.top < check.bottom && summary.bottom > check.top};
+}"""
+OPENED = """() => {
+  const box = document.querySelector('.question[data-kind="choice"]');
+  box.querySelector('details.question-stuck > summary').click();
+  const text = box.querySelector('.question-stuck-text').getBoundingClientRect();
+  const check = box.querySelector('button.question-check').getBoundingClientRect();
+  const form = box.querySelector('form').getBoundingClientRect();
+  return {below: text.top >= check.bottom, share: text.width / form.width};
+}"""
+# Before the questions' script runs, one choice gets a long label, as a sentence-long answer has.
+LONG_CHOICE = """document.addEventListener('DOMContentLoaded', () => {
+  const option = document.querySelector('.question[data-kind="choice"] .question-option');
+  (option.querySelector(':scope > p') || option).append(' is the token that opens every reading the decoder makes');
+});"""
+
+
+def test_a_question_takes_few_rows_and_a_long_choice_keeps_its_own(browser, site):
+    """Short choices share a line and "If you are stuck" sits at the end of the buttons' row, so a question costs
+    fewer screens; opened, the hint takes the full width under the buttons; one long choice puts every choice back
+    on a row of its own."""
+    with served(site) as base:
+        short = visit(browser, base, site, site / "index.html",
+                      inspect=lambda page: {**page.evaluate(ROWS), **page.evaluate(OPENED)})
+        context = browser.new_context(viewport=DESKTOP)
+        context.add_init_script(LONG_CHOICE)
+        page = context.new_page()
+        page.goto(base + "index.html", wait_until="networkidle")
+        long = page.evaluate(ROWS)
+        context.close()
+    assert short.inspected["choices"] == 3 and short.inspected["radioRows"] == 1, short.inspected
+    assert short.inspected["stuckOnButtonsRow"], short.inspected
+    assert short.inspected["below"] and short.inspected["share"] > 0.9, short.inspected
+    assert long["radioRows"] == 3, long
