@@ -117,9 +117,9 @@ execute: inline  ## re-run posts in place and save their outputs: make execute [
 check: $(READY)  ## publishing checks: stale or missing outputs, errors, drifted setup, unquoted numbers, …
 	$(PY) -m tools.check.check_posts $(POST_ARGUMENT) $(if $(ALL),--all)
 
-spread: $(READY)  ## how far a re-run moves a post's results: runs it on two numeric paths and other seeds, writes its spread.json, re-runs the post; says what it will cost first (make spread POST=… [RUNS=n] [JOBS=2] [ESTIMATE=1: only that] [FRESH=1: keep no earlier run of this code])
+spread: $(READY)  ## how far a re-run moves a post's results: runs it on two numeric paths and other seeds, writes its spread.json, re-runs the post; says what it will cost first (make spread POST=… [RUNS=n] [JOBS=2] [ESTIMATE=1: only that] [FRESH=1: keep no earlier run of this code] [CARRY=ref: keep that report's page, made on another chip, as a run])
 	$(PY) -m tools.run.standin_data
-	$(PY) -m tools.measure.spread $(POST_ARGUMENT) $(if $(RUNS),--runs=$(RUNS)) $(if $(JOBS),--jobs=$(JOBS)) $(if $(ESTIMATE),--estimate) $(if $(FRESH),--fresh)
+	$(PY) -m tools.measure.spread $(POST_ARGUMENT) $(if $(RUNS),--runs=$(RUNS)) $(if $(JOBS),--jobs=$(JOBS)) $(if $(ESTIMATE),--estimate) $(if $(FRESH),--fresh) $(if $(CARRY),--carry=$(CARRY))
 
 compare: $(READY)  ## does your run agree with the page? make compare POST=… [NOTEBOOK=your.ipynb or a folder of them]
 	$(PY) -m tools.measure.compare_run $(POST_ARGUMENT) $(if $(value NOTEBOOK),'--notebook=$(subst ','\'',$(value NOTEBOOK))')

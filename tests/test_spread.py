@@ -578,3 +578,38 @@ def test_the_names_a_spread_table_lists_are_read_from_its_call():
     assert spread_report.table_names(nb) == {"exact", "loss"}
     assert spread_report.table_names(publishable(md("Text."), ran("show_spread(read_spread(), NAMES)"))) is None
     assert spread_report.table_names(publishable(md("Text."), ran("print(1)"))) is None
+
+
+def carry_case():
+    """An earlier report whose page ran on another chip, and this spread's runs, as far as carried_page reads them."""
+    def run(path, seed, value, cpu="AMD EPYC"):
+        return {"label": f"{path} {seed}", "path": path, "seed": seed, "cpu": cpu,
+                "results": {"exact": {"text": f"{value}%", "number": float(value)}}}
+    runs = [run("native", 0, 88), run("pinned", 1, 87), run("native", 2, 89), run("native", 1, 86)]
+    earlier = {"made_at": "2026-12-04T00:00:00+00:00", "code_sha256": "0" * 64, "machine": {"cpu": "Intel Xeon"},
+               "paths": {"pinned": {"MKL_CBWR": "AVX2"}, "native": {"MKL_CBWR": "AUTO"}},
+               "page": {"path": "pinned", "seed": 0, "numerics": None,
+                        "results": {"exact": {"text": "85%", "number": 85.0}}},
+               "runs": [dict(r) for r in runs[:3]]}
+    return earlier, runs
+
+
+def test_a_page_of_another_chip_is_carried_only_where_the_change_moved_no_result():
+    from tools.core.notebooks import NotebookError
+    from tools.measure.spread import carried_page
+    earlier, runs = carry_case()
+    carried = carried_page(earlier, runs)
+    assert carried["cpu"] == "Intel Xeon" and carried["results"] == earlier["page"]["results"]
+    assert (carried["path"], carried["seed"]) == ("pinned", 0) and "carried" in carried["label"]
+    assert carried["environment"] == {"MKL_CBWR": "AVX2"} and carried["carried_from"]["code_sha256"] == "0" * 64
+
+    moved = copy.deepcopy(earlier)
+    moved["runs"][1]["results"]["exact"]["number"] = 87.5  # the change moved a result on this machine
+    with pytest.raises(NotebookError, match="1 of them with other results"):
+        carried_page(moved, runs)
+    too_few = {**earlier, "runs": earlier["runs"][:2]}
+    with pytest.raises(NotebookError, match="2 runs in common"):
+        carried_page(too_few, runs)
+    same_chip = {**earlier, "machine": {"cpu": "AMD EPYC"}}
+    with pytest.raises(NotebookError, match="only a page of another chip"):
+        carried_page(same_chip, runs)

@@ -23,6 +23,12 @@ path, seed, environment, device, CPU and time, and every result it recorded; the
 results; the notebook's code digest; all under a seal (`make check` refuses a report
 that was edited, that measured other code, or whose page results are not the page's).
 Progress is printed per run and per cell.
+
+A page made on another chip need not drop out of the spread when the post is re-executed here
+after a change that moves no result (a cell cut in two, a figure's layout): `CARRY=REF` keeps the
+page run of the report at git ref REF as one more run, when that page ran on another CPU than this
+one and every run both reports made (same path, same seed) gave the same results under both codes.
+The run says where it came from; nothing else is carried.
 """
 import argparse
 import itertools
@@ -31,6 +37,7 @@ import math
 import multiprocessing
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -124,6 +131,47 @@ def run_once(job):
     return entry
 
 
+CARRY_MATCHES = 3  # common runs with equal results that show a code change moved nothing on this machine
+
+
+def carried_page(earlier, runs):
+    """The page run of the `earlier` report (read and seal-checked) as one more run, or NotebookError saying why
+    not: it must come from a CPU none of `runs` ran on, and the runs both reports made must agree to the last
+    digit, at least CARRY_MATCHES of them, so that the code it ran computes what this code computes."""
+    machine = (earlier.get("machine") or {}).get("cpu")
+    covered = sorted({run.get("cpu") or "an unnamed CPU" for run in runs})
+    if not machine or machine in covered:
+        raise NotebookError(f"the earlier page ran on {machine or 'an unnamed CPU'}, and the runs on "
+                            f"{', '.join(covered)}: only a page of another chip is worth carrying")
+    made = {(run["path"], run["seed"]): run["results"] for run in runs}
+    common = [run for run in earlier["runs"] if (run["path"], run["seed"]) in made]
+    moved = [run["label"] for run in common if run["results"] != made[run["path"], run["seed"]]]
+    if moved or len(common) < CARRY_MATCHES:
+        raise NotebookError(f"the earlier report's runs do not show the code change moving nothing: "
+                            f"{len(common)} runs in common (at least {CARRY_MATCHES} needed), "
+                            f"{len(moved)} of them with other results ({', '.join(moved[:3])})")
+    page = earlier["page"]
+    return {"label": f"the page of {earlier['made_at'][:10]} on {machine} ({page['path']} path, seed {page['seed']}), "
+                     f"carried: its code computed what this code does",
+            "path": page["path"], "seed": page["seed"], "environment": earlier["paths"][page["path"]],
+            "numerics": page.get("numerics"), "device": None, "cpu": machine, "duration_s": None,
+            "results": page["results"], "carried_from": {"made_at": earlier["made_at"],
+                                                         "code_sha256": earlier["code_sha256"]}}
+
+
+def report_at(path, ref):
+    """The post's report as committed at git `ref`, seal-checked; NotebookError where there is none."""
+    target = report_path(path.parent)
+    shown = subprocess.run(["git", "show", f"{ref}:{target.relative_to(REPO_ROOT).as_posix()}"], cwd=REPO_ROOT,
+                           capture_output=True, text=True)
+    if shown.returncode != 0:
+        raise NotebookError(f"no {SPREAD_REPORT} of {post_name(path)} at {ref}: {shown.stderr.strip()}")
+    with tempfile.TemporaryDirectory() as scratch:
+        copy = Path(scratch) / SPREAD_REPORT
+        copy.write_text(shown.stdout, encoding="utf-8")
+        return read_report(copy)  # ReportError if it was edited
+
+
 def report(nb, runs, page_nb, name):
     provenance = blog_metadata(page_nb)["provenance"]
     return sealed({
@@ -179,8 +227,9 @@ def kept_runs(path, nb, plan, fresh=False):
     return 0 if fresh else sum(saved_run(path, nb, numeric_path, seed) is not None for numeric_path, seed in plan)
 
 
-def spread(path, count, jobs, fresh=False):
+def spread(path, count, jobs, fresh=False, carry=None):
     nb = read_notebook(path)
+    earlier = report_at(path, carry) if carry else None  # before an hour of runs: refused at once if missing
     plan = planned_runs(count, page_seed(nb))
     labels = [f"run {number}/{len(plan)} ({numeric_path} path, seed {seed})"
               for number, (numeric_path, seed) in enumerate(plan, start=1)]
@@ -191,6 +240,9 @@ def spread(path, count, jobs, fresh=False):
     with multiprocessing.get_context("spawn").Pool(jobs) as pool:
         runs = pool.map(run_once, [(path, run, label, fresh) for run, label in zip(plan, labels)], chunksize=1)
     print(f"[{post_name(path)}] {len(runs)} runs done in {time.monotonic() - started:.0f} s", flush=True)
+    if earlier is not None:
+        runs = [*runs, carried_page(earlier, runs)]
+        print(f"[{post_name(path)}] {runs[-1]['label']}", flush=True)
     # The page's spread cell reads the runs: write them first, then run the page.
     target = report_path(path.parent)
     write_report(report(nb, runs, nb, post_name(path)), target)
@@ -255,6 +307,9 @@ def main(argv=None):
     parser.add_argument("--fresh", action="store_true",
                         help="make every run anew, keeping none made before by this code (on this machine or in "
                              "the report)")
+    parser.add_argument("--carry", metavar="REF",
+                        help="keep the page run of the report at git ref REF, made on another chip, as one more run "
+                             "(only where the runs both reports made agree to the last digit)")
     parser.add_argument("--migrate-digest", action="store_true",
                         help="re-key a report made before the results-only code digest (verified, runs nothing)")
     args = parser.parse_args(argv)
@@ -273,7 +328,7 @@ def main(argv=None):
             print(f"[{post_name(path)}] {cost_line(nb, count, args.jobs, kept=kept)}")
             return 0
         refuse_stale_setups([path])  # before an hour of runs: the re-run of the page at their end would refuse it
-        spread(path, count, args.jobs, args.fresh)
+        spread(path, count, args.jobs, args.fresh, args.carry)
     except (NotebookError, ExecutionFailed, ReportError, standin_data.DataError) as error:
         print(error, file=sys.stderr)
         return 1
