@@ -4,11 +4,12 @@ Why: `_pen.pen_halves` cuts the pen digits in two by rows, because the pinned fi
 writer, so one person's digits may sit in both halves. A model trained on the tuning half then
 meets its own writers in the test half, and that half is no longer blind to the writer. UCI
 split the same 10,992 digits by writer: `pendigits.tra` holds 30 writers' digits (7,494) and
-`pendigits.tes` the 14 others' (3,498). The pinned file (KEEL's copy) keeps every row of both
-in UCI's order, but in four blocks:
+`pendigits.tes` the 14 others' (3,498). The pinned file (KEEL's copy) holds every row of both
+in four blocks, each in UCI's order (its last 1,100 rows look like a cross-validation fold of
+both files, moved to the end):
 
-    rows      0 –  6,727   pendigits.tra, its first 6,728 rows
-    rows  6,728 –  9,891   pendigits.tes, its rows but those of the last block
+    rows      0 –  6,727   pendigits.tra, all but the rows of the third block
+    rows  6,728 –  9,891   pendigits.tes, all but the rows of the fourth block
     rows  9,892 – 10,657   pendigits.tra, the rest
     rows 10,658 – 10,991   pendigits.tes, the rest
 
