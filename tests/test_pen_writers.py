@@ -7,7 +7,7 @@ import pytest
 from _pen import PenDataError
 from tools.live import pen_set
 from tools.live.pen_writers import (
-    TEST_WRITER_BLOCKS, UCI_DIGIT_COUNTS, check_against_uci, main, rows_of_uci_file, writer_halves,
+    UCI_DIGIT_COUNTS, check_against_uci, file_rows, main, rows_of_uci_file, blind_writer_rows, writer_halves,
 )
 
 # Rows as UCI's files print them: the first three lines of pendigits.tes (digit one-hot, as one copy
@@ -26,12 +26,6 @@ UCI_TRAINING_LINES = [
 @pytest.fixture(scope="module")
 def pen():
     return pen_set.pen_digits()
-
-
-def file_rows(points):
-    """The pinned rows' 16 numbers as the file has them (x, y on 0..100, y up)."""
-    xy = np.rint(np.stack([points[:, :, 0] * 100, (1 - points[:, :, 1]) * 100], axis=2)).astype(int)
-    return xy.reshape(-1, 16)
 
 
 def uci_text(points, labels, rows):
@@ -68,7 +62,7 @@ def test_labels_in_another_order_are_refused(pen):
 
 def test_the_uci_check_accepts_the_test_writers_and_refuses_another_row(pen):
     points, labels = pen
-    test = np.concatenate([np.arange(start, stop) for start, stop in TEST_WRITER_BLOCKS])
+    test = blind_writer_rows()
     order = np.random.default_rng(1).permutation(test)  # UCI's own order interleaves the blocks
     assert check_against_uci(points, labels, uci_text(points, labels, order)) == []
 
@@ -90,7 +84,7 @@ def test_the_command_prints_both_sides_and_checks_a_uci_file(pen, tmp_path, caps
     points, labels = pen
     assert main([]) == 0
     assert "test writers (the other 14): 3,498 digits" in capsys.readouterr().out
-    test = np.concatenate([np.arange(start, stop) for start, stop in TEST_WRITER_BLOCKS])
+    test = blind_writer_rows()
     good, bad = tmp_path / "good.tes", tmp_path / "bad.tes"
     good.write_text(uci_text(points, labels, test))
     bad.write_text(uci_text(points, labels, np.r_[test[:-1], 0]))

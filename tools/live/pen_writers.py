@@ -39,6 +39,16 @@ UCI_DIGIT_COUNTS = {
 }
 
 
+def blind_writer_rows():
+    """The rows of the pinned file that hold UCI's 14 test writers, in order."""
+    return np.concatenate([np.arange(start, stop) for start, stop in TEST_WRITER_BLOCKS])
+
+
+def file_rows(points):
+    """The pinned rows' 16 numbers as the file has them: x and y on 0..100, y up (parse_pen_digits turned y down)."""
+    return np.rint(np.stack([points[:, :, 0] * 100, (1 - points[:, :, 1]) * 100], axis=2)).astype(int).reshape(-1, 16)
+
+
 def writer_halves(labels):
     """(training writers' rows, test writers' rows) of the pinned pen file, as UCI split them.
 
@@ -46,7 +56,7 @@ def writer_halves(labels):
     in another order, would give the wrong writers to each side.
     """
     labels = np.asarray(labels)
-    test = np.concatenate([np.arange(start, stop) for start, stop in TEST_WRITER_BLOCKS])
+    test = blind_writer_rows()
     if len(labels) != sum(sum(counts) for counts in UCI_DIGIT_COUNTS.values()):
         raise PenDataError(f"pen writers: {len(labels):,} digits; UCI's split is of 10,992")
     training = np.setdiff1d(np.arange(len(labels)), test)
@@ -79,11 +89,8 @@ def rows_of_uci_file(text):
 
 def check_against_uci(points, labels, uci_text):
     """Problems (a list of lines, empty if none) with TEST_WRITER_BLOCKS against UCI's pendigits.tes."""
-    # back to the file's own numbers: x and y on 0..100, y up (parse_pen_digits turned y down)
-    xy = np.rint(np.stack([points[:, :, 0] * 100, (1 - points[:, :, 1]) * 100], axis=2)).astype(int)
-    rows = {}
-    for row, (coordinates, digit) in enumerate(zip(xy.reshape(-1, 16), labels)):
-        rows[tuple(coordinates.tolist()) + (int(digit),)] = row
+    rows = {tuple(coordinates.tolist()) + (int(digit),): row
+            for row, (coordinates, digit) in enumerate(zip(file_rows(points), labels))}
     coordinates, digits = rows_of_uci_file(uci_text)
     found, problems = [], []
     for line, (row_coordinates, digit) in enumerate(zip(coordinates, digits), start=1):
@@ -92,7 +99,7 @@ def check_against_uci(points, labels, uci_text):
             problems.append(f"UCI line {line}: no row of the pinned file has its coordinates and digit")
         else:
             found.append(row)
-    expected = np.concatenate([np.arange(start, stop) for start, stop in TEST_WRITER_BLOCKS])
+    expected = blind_writer_rows()
     if not problems and sorted(found) != expected.tolist():
         extra = sorted(set(found) - set(expected.tolist()))[:5]
         missing = sorted(set(expected.tolist()) - set(found))[:5]

@@ -29,7 +29,7 @@ import _cure
 import _encoder_decoder
 import _reader
 from _handwriting import BOX_PX, PAGE_PEN, box_as_digit, drawing_canvas
-from _pen import drag_digit, pen_set
+from _pen import drag_digit, ink_aspects, pen_set
 from tools.live import pen_set as pen_tool
 from tools.live.ablation_report import BUDGET
 from tools.live.handwriting_set import as_model_inputs
@@ -82,7 +82,7 @@ def run(key):
     started = time.perf_counter()
     with_people, writer_digits = RUNS[key]
     arrays = read_npz(build()["mnist/mnist-full.npz"])
-    aspects = pen_tool.mnist_aspects()
+    aspects = ink_aspects(arrays["x_train"], arrays["y_train"])  # pen_set.mnist_aspects(), from the arrays at hand
     points, labels = pen_tool.pen_digits()
     training_writers, test_writers = writer_halves(labels)
     people = (people_tiles(points, labels, training_writers, aspects, np.random.default_rng(STROKES_SEED))
