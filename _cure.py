@@ -46,17 +46,37 @@ def as_the_pen_file_keeps(events, points=8):
 @dataclass
 class Cure:
     """What the cured reader trains on besides MNIST as it comes; each part can be switched off."""
-    written_digits: int = 30_000   # digits drawn by the pen writer
-    written_share: float = 0.5     # of the training canvases, those made of the writer's digits
+    people_digits: int = 7_494     # people's pen digits drawn for it (UCI's 30 training writers have 7,494)
+    written_digits: int = 0        # digits drawn by the template writer
+    drawn_share: float = 0.5       # of the training canvases, those made of drawn digits
     pen_file_share: float = 0.5    # of the writer's digits, those redrawn as the pen file keeps them
     joined_share: float = 0.5      # of its multi-stroke digits, those drawn without lifting the pen
     scribbles: int = 1_500         # canvases of scribbles, to be read as nothing
     distort: bool = True           # bend every batch with augment()
-    seed: int = 7                  # the writer's and the scribbles' own stream
+    seed: int = 7                  # the drawn digits' and the scribbles' own stream
+
+
+def as_the_blind_test_drags(points, digit, aspects, rng):
+    """A pen path (8 points, 0..1) as one pointer drag in box 0, sized and stretched as the
+    blind test draws its digits: the pointer events of that one stroke."""
+    height = rng.uniform(0.45, 0.9) * BOX_PX
+    return [drag_digit(points, 0, height, aspects[digit] * rng.uniform(0.85, 1.15), rng)]
+
+
+def tile_of(strokes, pen):
+    """The (28, 28) box of grey bytes the page makes of strokes drawn in box 0 (blank if none)."""
+    tile = box_as_digit(drawing_canvas(strokes, pen, boxes=1), 0)
+    return np.zeros((TILE, TILE), np.uint8) if tile is None else tile
+
+
+def people_tiles(points, labels, aspects, rng):
+    """(tiles (N, 28, 28) uint8, digits (N,)): each of people's pen digits drawn once."""
+    return np.stack([tile_of(as_the_blind_test_drags(p, int(d), aspects, rng), PAGE_PEN)
+                     for p, d in zip(points, labels)]), np.asarray(labels)
 
 
 def written_tile(digit, rng, cure, aspects):
-    """One digit by the seeded pen writer: a (28, 28) box of grey bytes, as the page makes it."""
+    """One digit by the seeded template writer: a (28, 28) box of grey bytes, as the page makes it."""
     template = TEMPLATES[digit][rng.integers(len(TEMPLATES[digit]))]
     if len(template) > 1 and rng.random() < cure.joined_share:
         template = joined(template)
@@ -64,11 +84,8 @@ def written_tile(digit, rng, cure, aspects):
     if rng.random() < cure.pen_file_share:
         kept = as_the_pen_file_keeps(events)
         if kept is not None:  # redrawn as the blind test draws the pen file's digits
-            height = rng.uniform(0.45, 0.9) * BOX_PX
-            events = [drag_digit(kept, 0, height, aspects[digit] * rng.uniform(0.85, 1.15), rng)]
-            pen = PAGE_PEN
-    tile = box_as_digit(drawing_canvas(events, pen), 0)
-    return np.zeros((TILE, TILE), np.uint8) if tile is None else tile
+            events, pen = as_the_blind_test_drags(kept, digit, aspects, rng), PAGE_PEN
+    return tile_of(events, pen)
 
 
 def scribble_tile(rng):
@@ -78,8 +95,7 @@ def scribble_tile(rng):
     corner = rng.uniform(0, BOX_PX - size, 2)
     points = corner + rng.uniform(0, size, (int(rng.integers(7, 16)), 2))
     line = np.clip(catmull_rom(points, per_span=8), pen / 2 + 1, BOX_PX - pen / 2 - 2)
-    tile = box_as_digit(drawing_canvas([np.round(line).astype(np.int16)], pen), 0)
-    return np.zeros((TILE, TILE), np.uint8) if tile is None else tile
+    return tile_of([np.round(line).astype(np.int16)], pen)
 
 
 def scribble_canvases(count, rng):
@@ -94,21 +110,39 @@ def scribble_canvases(count, rng):
     return canvases.unsqueeze(1), tokens
 
 
-def training_set(images, labels, count, cure, aspects, rng):
+def drawn_digits(cure, aspects, people, rng):
+    """(tiles, digits): the template writer's digits, then the first `cure.people_digits` of
+    `people` (pen paths (N, 8, 2), digits (N,)), each drawn into a box; None if neither."""
+    pools = []
+    if cure.written_digits:
+        digits = rng.integers(0, 10, size=cure.written_digits)
+        pools.append((np.stack([written_tile(int(d), rng, cure, aspects) for d in digits]), digits))
+    if cure.people_digits:
+        if people is None or len(people[1]) < cure.people_digits:
+            raise ValueError(f"the cure draws {cure.people_digits:,} of people's pen digits: "
+                             "pass people=(points, labels) with at least that many")
+        points, labels = people
+        pools.append(people_tiles(points[:cure.people_digits], labels[:cure.people_digits], aspects, rng))
+    if not pools:
+        return None
+    return np.concatenate([t for t, _ in pools]), np.concatenate([d for _, d in pools])
+
+
+def training_set(images, labels, count, cure, aspects, rng, people=None):
     """(canvases, tokens): `count` training canvases of MNIST's digits (`images`, floats in
-    [0, 1]), of the writer's, and of scribbles, in that order (training shuffles them)."""
-    written = np.random.default_rng(cure.seed)
-    from_writer = round(cure.written_share * count) if cure.written_digits else 0
-    from_mnist = count - from_writer - cure.scribbles
-    canvases, tokens, _ = compose(images, labels, from_mnist, rng)
+    [0, 1]), of drawn digits (people's, the writer's), and of scribbles, in that order
+    (training shuffles them)."""
+    own = np.random.default_rng(cure.seed)
+    drawn = drawn_digits(cure, aspects, people, own)
+    from_drawn = round(cure.drawn_share * count) if drawn else 0
+    canvases, tokens, _ = compose(images, labels, count - from_drawn - cure.scribbles, rng)
     parts = [(canvases, tokens)]
-    if from_writer:
-        digits = written.integers(0, 10, size=cure.written_digits)
-        tiles = np.stack([written_tile(int(d), written, cure, aspects) for d in digits])
-        canvases, tokens, _ = compose(tiles.astype(np.float32) / 255, digits, from_writer, rng)
+    if drawn:
+        tiles, digits = drawn
+        canvases, tokens, _ = compose(tiles.astype(np.float32) / 255, digits, from_drawn, rng)
         parts.append((canvases, tokens))
     if cure.scribbles:
-        parts.append(scribble_canvases(cure.scribbles, written))
+        parts.append(scribble_canvases(cure.scribbles, own))
     return torch.cat([c for c, _ in parts]), torch.cat([t for _, t in parts])
 
 

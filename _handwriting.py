@@ -285,11 +285,11 @@ def canvas_strokes(arrays):
 # ---- the page's preprocessing, in Python ------------------------------------------
 
 def segment_distance(xs, ys, a, b):
-    """Distance from pixel centres (xs, ys) to the segment a-b."""
+    """Distance from pixel centres (xs, ys) to the segment a-b (xs a row, ys a column, or both grids)."""
     d = b - a
     length2 = float(d @ d)
     px, py = xs - a[0], ys - a[1]
-    t = np.clip((px * d[0] + py * d[1]) / length2, 0, 1) if length2 > 0 else 0.0
+    t = np.minimum(np.maximum((px * d[0] + py * d[1]) / length2, 0), 1) if length2 > 0 else 0.0
     return np.hypot(px - t * d[0], py - t * d[1])
 
 
@@ -301,8 +301,8 @@ def draw_stroke(canvas, events, pen):
     times over: a pixel ends at 1 - (1 - c1)(1 - c2)..., one factor per stroke() call,
     where c is its coverage by the path at that call (the share of the pixel within the
     pen's radius, linear across the rim). Coverage only changes where a new segment
-    comes nearer, so the product is kept as a sum of logarithms, updated only around
-    each new segment.
+    comes nearer, so the product is kept as a sum of logarithms, updated only in a
+    window around each new segment.
     """
     points = np.asarray(events, dtype=np.float64)
     # the page's starting dot
@@ -318,39 +318,46 @@ def draw_stroke(canvas, events, pen):
     nearest = np.full(shape, np.inf)
     since = np.ones(shape)       # the stroke() call from which `nearest` has held
     log_kept = np.zeros(shape)   # log of the share of black that survives the calls
+    centres_x = np.arange(left, right) + 0.5             # pixel centres: a row ...
+    centres_y = (np.arange(top, bottom) + 0.5)[:, None]  # ... and a column, broadcast together
+    # each segment's window: its bounding box, widened by the pen's radius and a pixel
+    lows = np.floor(np.minimum(points[:-1], points[1:]) - radius - 1).astype(int)
+    highs = np.ceil(np.maximum(points[:-1], points[1:]) + radius + 1).astype(int)
 
     def log_survival(distance):
-        with np.errstate(divide="ignore"):
-            return np.log1p(-np.clip(radius + 0.5 - distance, 0, 1))
+        return np.log1p(-np.minimum(np.maximum(radius + 0.5 - distance, 0), 1))
 
-    for call in range(1, len(points)):  # call k strokes the path through points[0..k]
-        a, b = points[call - 1], points[call]
-        x0, y0 = np.floor(np.minimum(a, b) - radius - 1).astype(int)
-        x1, y1 = np.ceil(np.maximum(a, b) + radius + 1).astype(int)
-        x0, y0, x1, y1 = max(x0, left), max(y0, top), min(x1, right), min(y1, bottom)
-        if x1 <= x0 or y1 <= y0:
-            continue
-        ys, xs = np.mgrid[y0:y1, x0:x1] + 0.5
-        window = (slice(y0 - top, y1 - top), slice(x0 - left, x1 - left))
-        distance = segment_distance(xs, ys, a, b)
-        nearer = distance < nearest[window]
-        old = nearest[window][nearer]
-        # (call - since) * -inf is -inf; 0 * -inf never happens
-        with np.errstate(invalid="ignore"):
-            calls_held = call - since[window][nearer]
-            log_kept[window][nearer] += calls_held * log_survival(old)
-        nearest[window][nearer] = distance[nearer]
-        since[window][nearer] = call
-    with np.errstate(invalid="ignore"):
+    # log1p(-1) is -inf (a pixel fully covered), and (call - since) * -inf is -inf; 0 * -inf
+    # never happens where it is kept. Whole windows are updated with np.where rather than
+    # boolean indexing: the same values, in a fraction of the calls.
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for call in range(1, len(points)):  # call k strokes the path through points[0..k]
+            (x0, y0), (x1, y1) = lows[call - 1], highs[call - 1]
+            x0, y0, x1, y1 = max(x0, left), max(y0, top), min(x1, right), min(y1, bottom)
+            if x1 <= x0 or y1 <= y0:
+                continue
+            window = (slice(y0 - top, y1 - top), slice(x0 - left, x1 - left))
+            distance = segment_distance(centres_x[window[1]], centres_y[window[0]],
+                                        points[call - 1], points[call])
+            held = nearest[window]
+            nearer = distance < held
+            kept = log_kept[window]
+            log_kept[window] = np.where(nearer, kept + (call - since[window]) * log_survival(held), kept)
+            nearest[window] = np.where(nearer, distance, held)
+            since[window] = np.where(nearer, call, since[window])
         calls_held = len(points) - since
         log_kept += np.where(np.isinf(nearest), 0, calls_held * log_survival(nearest))
     region = canvas[top:bottom, left:right]
     region[:] = 1 - (1 - region) * np.exp(log_kept)
 
 
-def drawing_canvas(strokes, pen=PAGE_PEN):
-    """The page's 840×280 drawing canvas (grey bytes) after these pointer strokes."""
-    canvas = np.zeros((HEIGHT * SCALE, WIDTH * SCALE))
+def drawing_canvas(strokes, pen=PAGE_PEN, boxes=3):
+    """The page's 840×280 drawing canvas (grey bytes) after these pointer strokes.
+
+    `boxes=1` keeps only the first box's 280 columns, all a single digit's tile needs: ink
+    beyond them is cut off, as box_as_digit cuts it.
+    """
+    canvas = np.zeros((HEIGHT * SCALE, boxes * BOX_PX))
     for stroke in strokes:
         draw_stroke(canvas, stroke, pen)
     # a hair below one half, so that exact ties (a pixel covered by exactly half, say)

@@ -135,7 +135,9 @@ const LIMITS = {
   thinPen: 8,          // a typical stroke under 8 px turns faint grey at 28 px; the page's pen is 22, the set's 11+
   fullShare: 0.5,      // ink over half the box is a scribble or a filled area; the set's digits cover at most 44 %
   crossingRows: 30,    // rows inked on both sides of a box edge; the set's digits, at most 10
-  twoDigitsAspect: 1.1 // wider than this, with a clean gap between two tall parts: two digits in one box
+  twoDigitsAspect: 1.1, // wider than this, with a clean gap between two tall parts: two digits in one box
+  flatAspect: 3,       // ink this many times wider than tall, and ...
+  flatStrokes: 2       // ... no taller than this many strokes: a dash, which no digit is
 };
 
 // For each ink pixel, the shorter of its horizontal and vertical runs of ink: across a stroke
@@ -210,6 +212,8 @@ function boxSurvey(data, index) {
     share: count / (size * size),
     stroke: typicalStroke(mask, size),
     twoDigits: holdsTwoDigits(mask, size, bounds),
+    flat: bounds.width >= LIMITS.flatAspect * bounds.height,
+    height: bounds.height,
   };
 }
 
@@ -240,6 +244,10 @@ function checkInk() {
   }
   if ((found = named((box) => box.side < LIMITS.dotSide)).length) {
     return { problem: `${NOT_DIGITS}: ${list(found)} ${found.length > 1 ? "hold" : "holds"} only a dot. ` +
+      "Write a whole digit, filling most of the box." };
+  }
+  if ((found = named((box) => box.flat && box.height <= LIMITS.flatStrokes * box.stroke)).length) {
+    return { problem: `${NOT_DIGITS}: ${list(found)} ${found.length > 1 ? "hold" : "holds"} only a flat line. ` +
       "Write a whole digit, filling most of the box." };
   }
   const crossed = [0, 1].filter((k) => crossingRows(data, k) > LIMITS.crossingRows);
@@ -352,9 +360,17 @@ function softmax(scores) {
 // the post fitted on the blind test's tuning half so that a reading's probability says how often
 // such readings are right. A reading's confidence is the product of the probabilities of every
 // token it chose, its <end> included: doubt about where the number ends counts too. A reading
-// below the card's unsure_below (chosen on the same tuning half) is flagged. UNSURE and the
-// temperature 1 are only for a card without them.
+// below the card's unsure_below (chosen on the same tuning half) is flagged. A product over more
+// tokens is smaller, so the card holds one threshold per number of digits read ({"1": …, "2": …,
+// "3": …}); a single number applies to every length. UNSURE and the temperature 1 are only for a
+// card without them.
 const UNSURE = 0.5;
+
+function unsureBelow(card, digitsRead) {
+  const threshold = card?.unsure_below;
+  if (typeof threshold === "number") return threshold;
+  return threshold?.[String(digitsRead)] ?? UNSURE;
+}
 
 function softmaxAt(scores, temperature) {
   return softmax(scores.map((s) => s / temperature));
@@ -461,7 +477,7 @@ async function read() {
     const lastDigit = [...reading.querySelectorAll("li.digit")].at(-1);
     if (lastDigit) showMapOf(lastDigit);
     else { heat.clearRect(0, 0, overlay.width, overlay.height); looked.textContent = ""; }
-    say(verdict(digits, input.small, confidence, card?.unsure_below ?? UNSURE), !digits);
+    say(verdict(digits, input.small, confidence, unsureBelow(card, digits.length)), !digits);
     window.liveReader.confidence = confidence;
     return digits;
   } catch (error) {
@@ -503,7 +519,16 @@ async function showCard() {
       "drawn through this page (a blind test: ",
     "1 digit ", percentOf(pen["1"]), ", 2 digits ", percentOf(pen["2"]),
     ", 3 digits ", percentOf(pen["3"]), "). On the project's synthetic handwriting: ",
-    percentOf(card.handwriting_exact.all), ".");
+    percentOf(card.handwriting_exact.all), ".",
+    ...trainedOn(card.recipe));
+}
+
+// What the model learned from besides MNIST, when the card says: people's pen digits, whose
+// writers are not the blind test's.
+function trainedOn(recipe) {
+  if (!recipe?.people_digits || !recipe?.people_writers) return [];
+  return [` Besides MNIST it learned from ${recipe.people_digits.toLocaleString("en")} digits written ` +
+    `with a pen by ${recipe.people_writers} other people, none of them a writer of the blind test.`];
 }
 
 ink.addEventListener("pointerdown", startStroke);

@@ -1,5 +1,5 @@
-"""Post 4's cure, as exported to _cure.py: the writer's digits, the scribbles and the training set are what
-the post says they are; the ablation report is refused when edited or made by other code."""
+"""Post 4's cure, as exported to _cure.py: people's digits, the writer's, the scribbles and the training set are
+what the post says they are; the ablation report is refused when edited or made by other code."""
 import json
 
 import numpy as np
@@ -10,7 +10,9 @@ import _seal
 from _handwriting import TEMPLATES
 from _reader import END, PAD
 from tools.core.seal import seal_of
+from _pen import writer_halves
 from tools.live import ablation_report
+from tools.live import pen_set as pen_tool
 
 ASPECTS = np.full(10, 0.7)
 
@@ -31,11 +33,53 @@ def test_the_pen_file_keeps_eight_points_stretched_to_the_unit_square():
     assert _cure.as_the_pen_file_keeps([np.array([[5, 5]])]) is None, "a dot keeps no path"
 
 
+@pytest.fixture(scope="module")
+def pen():
+    return pen_tool.pen_digits()
+
+
+def test_people_s_tiles_carry_their_digits_and_ink(pen):
+    points, labels = pen
+    tiles, digits = _cure.people_tiles(points[:40], labels[:40], ASPECTS, np.random.default_rng(0))
+    assert tiles.shape == (40, 28, 28) and tiles.dtype == np.uint8
+    assert digits.tolist() == labels[:40].tolist()
+    assert (tiles.reshape(40, -1).max(axis=1) > 128).all(), "every digit leaves ink"
+
+
+def test_without_the_writer_the_drawn_canvases_hold_only_the_training_writers_digits(pen):
+    points, labels = pen
+    training_writers, test_writers = writer_halves(labels)
+    rows = training_writers[:30]
+    people = (points[rows], labels[rows])
+    tiles, digits = _cure.people_tiles(*people, ASPECTS, np.random.default_rng(_cure.Cure().seed))
+    known = {tile.astype(np.float32).tobytes(): digit for tile, digit in zip(tiles / np.float32(255), digits)}
+    blank = np.zeros((10, 28, 28), np.float32)  # blank MNIST, so that any ink below is people's
+    cure = _cure.Cure(people_digits=30, scribbles=0)
+    canvases, tokens = _cure.training_set(blank, np.arange(10), 40, cure, ASPECTS, np.random.default_rng(0), people)
+    drawn = canvases[20:, 0].numpy()  # drawn_share 0.5: the last 20 canvases are made of drawn digits
+    inked = 0
+    for canvas, row_tokens in zip(drawn, tokens[20:]):
+        for box in range(3):
+            tile = canvas[:, 28 * box:28 * box + 28]
+            if tile.any():
+                inked += 1
+                assert known[tile.astype(np.float32).tobytes()] == int(row_tokens[box])
+    assert inked >= 20 and not canvases[:20].any(), "MNIST's blank canvases first, then people's digits"
+    assert not set(rows.tolist()) & set(test_writers.tolist())
+
+
+def test_a_cure_that_draws_more_people_s_digits_than_it_is_given_says_so():
+    cure = _cure.Cure(people_digits=5, scribbles=0)
+    with pytest.raises(ValueError, match="draws 5 of people's pen digits: pass people="):
+        _cure.training_set(np.zeros((10, 28, 28), np.float32), np.arange(10), 12, cure, ASPECTS,
+                           np.random.default_rng(0))
+
+
 def test_the_training_set_holds_mnist_s_digits_the_writer_s_and_scribbles_read_as_nothing():
     images = np.zeros((20, 28, 28), np.float32)
     images[:, 5:20, 12:16] = 1
     labels = np.arange(20) % 10
-    cure = _cure.Cure(written_digits=30, written_share=0.25, scribbles=5)
+    cure = _cure.Cure(people_digits=0, written_digits=30, drawn_share=0.25, scribbles=5)
     canvases, tokens = _cure.training_set(images, labels, 40, cure, ASPECTS, np.random.default_rng(0))
     assert canvases.shape == (40, 1, 28, 84) and tokens.shape == (40, 4)
     assert 0 <= float(canvases.min()) and float(canvases.max()) <= 1
@@ -48,7 +92,7 @@ def test_the_training_set_holds_mnist_s_digits_the_writer_s_and_scribbles_read_a
 
 def test_a_cure_without_its_parts_is_mnist_as_it_comes():
     images, labels = np.ones((10, 28, 28), np.float32), np.arange(10)
-    cure = _cure.Cure(written_digits=0, scribbles=0)
+    cure = _cure.Cure(people_digits=0, written_digits=0, scribbles=0)
     canvases, tokens = _cure.training_set(images, labels, 12, cure, ASPECTS, np.random.default_rng(0))
     assert len(canvases) == 12 and (tokens[:, 0] < 10).all()
 
@@ -84,13 +128,16 @@ def test_a_report_made_by_other_code_is_refused(tmp_path):
 
 # ---- the table the post prints is the report's -------------------------------------------------------------
 
-COLUMNS = (("MNIST", "mnist"), ("synthetic", "synthetic"), ("pen 1", "pen_test_1"), ("pen 3", "pen_test_3"))
+COLUMNS = (("MNIST", "mnist"), ("tuning 1", "pen_tuning_1"), ("tuning 3", "pen_tuning_3"), ("test 1", "pen_test_1"),
+           ("test 3", "pen_test_3"))
 
 
 def a_report(**changes):
     rows = [{"key": "nothing", "name": "nothing (MNIST as it comes)", "mnist": 0.9565, "synthetic": 0.825,
+             "pen_tuning_1": 0.761, "pen_tuning_2": 0.59, "pen_tuning_3": 0.47,
              "pen_test_1": 0.758, "pen_test_2": 0.58, "pen_test_3": 0.463},
             {"key": "everything", "name": "everything", "mnist": 0.9571, "synthetic": 0.9712,
+             "pen_tuning_1": 0.92, "pen_tuning_2": 0.85, "pen_tuning_3": 0.79,
              "pen_test_1": 0.813, "pen_test_2": 0.65, "pen_test_3": 0.535}]
     made = {"rows": rows, **ablation_report.BUDGET, "code": ablation_report.code_digests(), "torch": "2.13.0+cpu",
             "machine": "x86_64, Linux, one CPU thread per run", "made": "2026-12-01 17:48 UTC",
@@ -104,11 +151,11 @@ def printed_report(made, reference=True):
     from tests.factory import ran, recorded, stream
     lines = [f"ablations.json: {len(made['rows'])} runs of {made['epochs']} epoch(s) on {made['train_size']:,} "
              f"canvases, made {made['made']} on {made['machine']}; seal checked",
-             f"{'trained with':<36}" + "".join(f"{label:>12}" for label, _ in COLUMNS)]
-    lines += [f"{row['name']:<36}" + "".join(f"{100 * row[key]:.1f} %".rjust(12) for _, key in COLUMNS)
+             f"{'trained with':<34}" + "".join(f"{label:>10}" for label, _ in COLUMNS)]
+    lines += [f"{row['name']:<34}" + "".join(f"{100 * row[key]:.1f} %".rjust(10) for _, key in COLUMNS)
               for row in made["rows"]]
     records = [recorded(f"ablation_{row['key']}_{key}", f"{100 * row[key]:.1f}%", 100 * row[key], reference=reference)
-               for row in made["rows"] for key in ("pen_test_1", "pen_test_3")]
+               for row in made["rows"] for key in ("pen_tuning_1", "pen_test_1", "pen_test_3")]
     return ran("print_the_ablation_report()", stream("\n".join(lines) + "\n"), *records)
 
 
@@ -130,7 +177,7 @@ def test_the_report_s_numbers_are_recorded_as_references_not_as_the_run_s(tmp_pa
     # Every re-run reads the same committed report: its numbers have no spread of their own, and a spread made
     # while the report was rewritten would range over two reports.
     said = reports_problems(tmp_path, a_report(), a_report(), reference=False)
-    assert len(said) == 4 and all("reference=True" in problem and "ablations.json" in problem for problem in said), said
+    assert len(said) == 6 and all("reference=True" in problem and "ablations.json" in problem for problem in said), said
 
 
 def test_a_report_made_again_after_the_post_ran_is_refused(tmp_path):

@@ -128,10 +128,10 @@ def test_port_follows_the_pages_rules():
 
 def test_hard_inputs_cover_the_reported_cases():
     cases = handwriting_set.hard_inputs()
-    assert {"small", "thin", "crossing an edge", "fourth digit", "dot", "scribble", "full canvas"} <= set(cases)
+    assert {"small", "thin", "crossing an edge", "fourth digit", "dot", "dash", "scribble", "full canvas"} <= set(cases)
     drawn = {name: handwriting_set.page_input(strokes, pen) for name, (strokes, pen, _) in cases.items()}
     boxes = lambda canvas: [bool(canvas[:, k * BOX:(k + 1) * BOX].any()) for k in range(3)]
-    assert boxes(drawn["dot"]) == [True, False, False]
+    assert boxes(drawn["dot"]) == boxes(drawn["dash"]) == [True, False, False]
     assert boxes(drawn["full canvas"]) == boxes(drawn["small"]) == [True, True, True]
     assert drawn["thin"].max() < drawn["small"].max(), "a 2 px pen leaves only faint grey once scaled"
     crossing = handwriting_set.drawing_canvas(cases["crossing an edge"][0])

@@ -207,7 +207,9 @@ def test_card_quotes_the_post_and_links_to_it(page):
                                   "written by real people with a pen",
               **{f"pen, {k} digits": f"{k} digit{'s' if k > '1' else ''} {as_percent(card['pen_exact'][k])}"
                  for k in ("1", "2", "3")},
-              "synthetic": f"synthetic handwriting: {as_percent(card['handwriting_exact']['all'])}"}
+              "synthetic": f"synthetic handwriting: {as_percent(card['handwriting_exact']['all'])}",
+              "people's digits in training": f"learned from {card['recipe']['people_digits']:,} digits written "
+                                             f"with a pen by {card['recipe']['people_writers']} other people"}
     missing = {what: text for what, text in quoted.items() if text not in shown}
     assert not missing, f"the card does not show {missing}: {shown!r}"
     link = page.locator("#card a")
@@ -250,6 +252,7 @@ NOT_DIGITS = "That doesn't look like digits"
 # What the page must say to each hard input: refused with this message, or (small) read with a hint.
 HARD_MESSAGES = {
     "dot": NOT_DIGITS,
+    "dash": NOT_DIGITS,
     "scribble": NOT_DIGITS,
     "full canvas": NOT_DIGITS,
     "crossing an edge": "The ink crosses the line between box 1 and box 2",
@@ -450,6 +453,21 @@ def test_unsure_threshold_comes_from_the_card(browser, site_url):
         assert digits and page.errors == [], (digits, page.errors)
     assert "The model is unsure of this reading" in said[1.01], said
     assert "unsure" not in said[0.0], said
+
+
+def test_a_card_with_a_threshold_per_length_flags_by_the_number_of_digits_read(browser, site_url):
+    """With one threshold per number of digits read, the one for the reading's own length decides."""
+    said = {}
+    for flagged_length in (None, 1, 2, 3):
+        thresholds = {str(k): (1.01 if k == flagged_length else 0.0) for k in (1, 2, 3)}
+        page = open_reader(browser, site_url, card={**served_card(), "unsure_below": thresholds})
+        digits = page.evaluate("window.liveReader.loadExample(0).then(() => window.liveReader.read())")
+        said[flagged_length] = (len(digits), page.locator("#message").text_content())
+        page.context.close()
+        assert digits and page.errors == [], (digits, page.errors)
+    length = said[None][0]
+    for flagged_length, (_, message) in said.items():
+        assert ("The model is unsure of this reading" in message) == (flagged_length == length), (length, said)
 
 
 # ---- after a read ------------------------------------------------------------------------------

@@ -60,6 +60,16 @@ def test_every_share_on_the_card_is_printed_by_the_post():
     assert not unprinted, f"card.json quotes shares {post.parent.name} does not print: {unprinted}"
 
 
+def test_the_card_s_unsure_thresholds_are_the_ones_the_post_chose_per_length():
+    post = the_post()
+    printed = printed_text(read_notebook(post))
+    thresholds = committed_card()["unsure_below"]
+    assert isinstance(thresholds, dict), "one threshold per number of digits read"
+    unprinted = [f"{length}: {value}" for length, value in thresholds.items()
+                 if f"{value:.2f} for {length} digit" not in printed]
+    assert not unprinted, f"card.json's unsure_below holds thresholds {post.parent.name} did not print: {unprinted}"
+
+
 def test_card_has_what_the_page_reads_and_links_to_the_post():
     folder = the_post().parent.name
     card = committed_card()
@@ -231,6 +241,10 @@ WRONG_TYPES = {
     "no data": (lambda card: card.update(data=None), '"data" is null, not text'),
     "a short digest": (lambda card: card.update(handwriting_sha256="abc"), '"handwriting_sha256" must be 64'),
     "unsure as true": (lambda card: card.update(unsure_below=True), '"unsure_below" must be a probability'),
+    "unsure per length, one missing": (lambda card: card.update(unsure_below={"1": 0.6, "2": 0.5}),
+                                       '"unsure_below" must be a probability'),
+    "unsure per length, one above 1": (lambda card: card.update(unsure_below={"1": 0.6, "2": 0.5, "3": 1.2}),
+                                       '"unsure_below" must be a probability'),
     "a zero temperature": (lambda card: card.update(temperature=0), '"temperature" must be a number above 0'),
     "a pen share above 1": (lambda card: card["pen_exact"].update({"3": 1.5}), '"pen_exact" needs shares'),
     "a short pen digest": (lambda card: card.update(pen_sha256="abc"), '"pen_sha256" must be 64'),

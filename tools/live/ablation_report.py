@@ -24,7 +24,7 @@ def code_digests(root=REPO_ROOT):
     return {name: hashlib.sha256((root / name).read_bytes()).hexdigest() for name in CODE}
 
 
-SCORES = ("mnist", "synthetic", "pen_test_1", "pen_test_2", "pen_test_3")
+SCORES = ("mnist", "synthetic", "pen_tuning_1", "pen_tuning_2", "pen_tuning_3", "pen_test_1", "pen_test_2", "pen_test_3")
 
 
 def shape_problem(made):
@@ -82,10 +82,11 @@ def report_problems(path=REPORT, root=REPO_ROOT):
 PRINTED_HEADER = re.compile(r"^ablations\.json: (?P<rows>\d+) runs of (?P<epochs>\d+) epoch\(s\) on "
                             r"(?P<train_size>[\d,]+) canvases, made (?P<made>.+?) on (?P<machine>.+?); seal checked$",
                             re.MULTILINE)
-PRINTED_COLUMNS = {"MNIST": "mnist", "synthetic": "synthetic", "pen 1": "pen_test_1", "pen 2": "pen_test_2",
-                   "pen 3": "pen_test_3"}
+PRINTED_COLUMNS = {"MNIST": "mnist", "synthetic": "synthetic",
+                   **{f"tuning {k}": f"pen_tuning_{k}" for k in (1, 2, 3)},
+                   **{f"test {k}": f"pen_test_{k}" for k in (1, 2, 3)}}
 PRINTED_ROW = re.compile(r"^(?P<name>\S.*?)\s+(?P<values>(?:-?\d+(?:\.\d+)?\s?%\s*)+)$")
-ROW_RESULT = re.compile(r"ablation_(?P<key>.+)_(?P<column>mnist|synthetic|pen_test_\d)")
+ROW_RESULT = re.compile(r"ablation_(?P<key>.+)_(?P<column>mnist|synthetic|pen_(?:tuning|test)_\d)")
 NOT_PRINTED = "no ablations.json beside this notebook"
 
 

@@ -121,7 +121,8 @@ def hard_inputs():
 
     From the issue's report: writing too small (a 740 drawn 50 px tall) or too thin (2 px
     strokes), ink that crosses a box edge, a fourth digit squeezed into the last box, and
-    garbage that deserves "that doesn't look like digits" (a dot, a scribble, a full canvas).
+    garbage that deserves "that doesn't look like digits" (a dot, a scribble, a full canvas, and
+    a lone dash, which the model alone reads as a confident 7).
     """
     box_centre = lambda box: box * BOX_PX + BOX_PX / 2
     seven_four_zero = lambda height: sum((neat_digit(d, box_centre(k), height) for k, d in enumerate((7, 4, 0))), [])
@@ -133,6 +134,7 @@ def hard_inputs():
                          + neat_digit(3, 2 * BOX_PX + 70, 120) + neat_digit(4, 2 * BOX_PX + 200, 120),
                          PAGE_PEN, "1234"),
         "dot": ([np.array([[140, 140]], dtype=np.int16)], PAGE_PEN, None),
+        "dash": ([np.array([[50 + 4 * i, 150 - i // 8] for i in range(46)], dtype=np.int16)], PAGE_PEN, None),
         "scribble": (zigzag(30, 250, 30, 250, 24) + zigzag(250, 30, 40, 240, 17), PAGE_PEN, None),
         "full canvas": (zigzag(15, 825, 15, 265, 40), PAGE_PEN, None),
     }

@@ -2,19 +2,20 @@
 
 Why: the synthetic set (tools/live/handwriting_set.py) is written from the project's own stroke
 templates, so a model tuned on it may still fail on real people. The pen file holds 10,992
-digits written on a tablet by 44 writers. It is a test set only: no model trains on it.
+digits written on a tablet by 44 writers. UCI split them by writer: the handwriting post's cure
+trains on the 30 training writers' digits, and the blind test is the 14 others' (`_pen.writer_halves`,
+found in the pinned file as tools/live/pen_writers.py says), so no writer of the test is trained on.
 
 What it is, and is not, like. Each digit is one pen trajectory resampled to 8 points, with no
 pen lifts: a 4, a 5 or a 7 with a bar is drawn with the jump between its strokes as ink, the
 way one mouse drag would draw it. Its x and y were each stretched to 0..100, so every digit's
 width is lost; a drawing takes the median width-to-height ratio of that digit's kind from
-MNIST's training images (`ink_aspects`), give or take 15 %. Writers are not named in the file,
-so the split below is by rows and one writer's digits may sit in both halves (UCI's own split by
-writer is recovered in tools/live/pen_writers.py, for anything that trains on pen digits).
+MNIST's training images (`ink_aspects`), give or take 15 %.
 
-How the halves are used. `pen_halves` shuffles each digit's rows once, by a fixed seed, and cuts
-them in two: the tuning half may decide anything (augmentations, thresholds, a temperature),
-the test half decides nothing and is only reported. Numbers of one, two and three digits are
+How the halves are used. `pen_halves` shuffles each digit's rows of the 14 test writers once, by a
+fixed seed, and cuts them in two: the tuning half may decide anything (augmentations, thresholds, a
+temperature), the test half decides nothing and is only reported. The file does not say which of
+the 14 wrote a row, so the two halves share writers; neither shares one with training. Numbers of one, two and three digits are
 composed from a half's rows by a second fixed seed; each digit is one pointer drag through a
 smooth curve through its 8 points, sampled as a mouse reports it, in the page's pen, and
 `page_input` (the page's own preprocessing) turns the strokes into the model's input.

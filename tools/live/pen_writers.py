@@ -1,9 +1,8 @@
 """Who wrote which pen digit: UCI's own split of the pen file into 30 writers and 14 others.
 
-Why: `_pen.pen_halves` cuts the pen digits in two by rows, because the pinned file names no
-writer, so one person's digits may sit in both halves. A model trained on the tuning half then
-meets its own writers in the test half, and that half is no longer blind to the writer. UCI
-split the same 10,992 digits by writer: `pendigits.tra` holds 30 writers' digits (7,494) and
+Why: the pinned file names no writer, so a split by rows may put one person's digits on both
+sides, and a model trained on one side then meets its own writers on the other. UCI split the
+same 10,992 digits by writer: `pendigits.tra` holds 30 writers' digits (7,494) and
 `pendigits.tes` the 14 others' (3,498). The pinned file (KEEL's copy) holds every row of both
 in four blocks, each in UCI's order (its last 1,100 rows look like a cross-validation fold of
 both files, moved to the end):
@@ -16,8 +15,11 @@ both files, moved to the end):
 Found on 2026-12-06 by matching every row of UCI's `pendigits.tes` (its 16 coordinates and its
 digit) to the pinned file: each matched exactly one row, no row twice, and they fill exactly the
 two blocks above. The per-digit counts of both sides equal the ones UCI publishes with the data
-(`pendigits.names`), which `writer_halves` checks each time. With UCI's files at hand,
-`--check-uci pendigits.tes` repeats the match.
+(`pendigits.names`), which `_pen.writer_halves` checks each time. The split itself lives in
+`_pen.py` (TEST_WRITER_BLOCKS, writer_halves), beside the pen file it splits, because the
+handwriting post reads it there: the cure trains on the 30 writers' digits, and `pen_halves`
+cuts the 14 others' into the tuning and test halves. This tool prints the split and, with
+UCI's files at hand, `--check-uci pendigits.tes` repeats the match.
 
     python -m tools.live.pen_writers                              # the split, per digit
     python -m tools.live.pen_writers --check-uci path/to/pendigits.tes
@@ -27,45 +29,15 @@ import sys
 
 import numpy as np
 
-from _pen import PenDataError
+from _pen import (  # noqa: F401 (UCI_DIGIT_COUNTS: the tests read it here too)
+    TEST_WRITER_BLOCKS, UCI_DIGIT_COUNTS, PenDataError, blind_writer_rows, writer_halves,
+)
 from tools.live.pen_set import pen_digits
-
-# [start, stop) rows of the pinned file that hold UCI's 14 test writers (pendigits.tes).
-TEST_WRITER_BLOCKS = ((6_728, 9_892), (10_658, 10_992))
-# Digits 0..9 in each of UCI's files, as pendigits.names gives them.
-UCI_DIGIT_COUNTS = {
-    "pendigits.tra": (780, 779, 780, 719, 780, 720, 720, 778, 719, 719),
-    "pendigits.tes": (363, 364, 364, 336, 364, 335, 336, 364, 336, 336),
-}
-
-
-def blind_writer_rows():
-    """The rows of the pinned file that hold UCI's 14 test writers, in order."""
-    return np.concatenate([np.arange(start, stop) for start, stop in TEST_WRITER_BLOCKS])
 
 
 def file_rows(points):
     """The pinned rows' 16 numbers as the file has them: x and y on 0..100, y up (parse_pen_digits turned y down)."""
     return np.rint(np.stack([points[:, :, 0] * 100, (1 - points[:, :, 1]) * 100], axis=2)).astype(int).reshape(-1, 16)
-
-
-def writer_halves(labels):
-    """(training writers' rows, test writers' rows) of the pinned pen file, as UCI split them.
-
-    Refuses labels whose per-digit counts on either side are not UCI's: another file, or rows
-    in another order, would give the wrong writers to each side.
-    """
-    labels = np.asarray(labels)
-    test = blind_writer_rows()
-    if len(labels) != sum(sum(counts) for counts in UCI_DIGIT_COUNTS.values()):
-        raise PenDataError(f"pen writers: {len(labels):,} digits; UCI's split is of 10,992")
-    training = np.setdiff1d(np.arange(len(labels)), test)
-    for name, rows in (("pendigits.tra", training), ("pendigits.tes", test)):
-        found = tuple(np.bincount(labels[rows], minlength=10).tolist())
-        if found != UCI_DIGIT_COUNTS[name]:
-            raise PenDataError(f"pen writers: the rows taken for {name} hold {found} of each digit, "
-                               f"UCI's file {UCI_DIGIT_COUNTS[name]}: not the pinned file's order")
-    return training, test
 
 
 def rows_of_uci_file(text):

@@ -135,9 +135,19 @@ def card_problems(card, post_folder):
             problems.append(f"\"{key}\" is {json.dumps(card[key])[:40]}, not text")
     if "tokens" in card and card["tokens"] != {"start": START, "end": END, "pad": PAD}:
         problems.append(f"\"tokens\" is {card['tokens']}, but the page reads start {START}, end {END}, pad {PAD}")
-    if "unsure_below" in card and not (is_number(card["unsure_below"]) and 0 < card["unsure_below"] < 1):
-        problems.append("\"unsure_below\" must be a probability between 0 and 1")
+    if "unsure_below" in card and not unsure_thresholds_valid(card["unsure_below"]):
+        problems.append("\"unsure_below\" must be a probability between 0 and 1, or one for each number of "
+                        "digits read (\"1\", \"2\", \"3\")")
     return problems
+
+
+def unsure_thresholds_valid(value):
+    """A threshold the page can flag readings by: one probability, or one per number of digits read."""
+    def probability(x):
+        return is_number(x) and 0 < x < 1
+    if isinstance(value, dict):
+        return set(value) == {"1", "2", "3"} and all(probability(x) for x in value.values())
+    return probability(value)
 
 
 # What `make reader-model` publishes, for tools/live/publish_export.py.
