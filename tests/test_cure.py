@@ -196,3 +196,60 @@ def test_a_report_with_other_rows_or_budget_than_the_table_is_refused(tmp_path):
     fewer["seal"] = seal_of(fewer)
     said = " | ".join(reports_problems(tmp_path, a_report(), fewer))
     assert "2 runs" in said and "1 in ablations.json" in said and "3 epoch(s) in its header, but 5" in said, said
+
+
+# ---- the code a report was made with: what it does, not how it is laid out ----------------------------------
+
+def test_the_behaviour_digest_ignores_layout_but_not_code():
+    digest = ablation_report.behaviour_digest
+    code = 'def f(x):\n    """Twice x."""\n    return 2 * x  # doubled\n'
+    assert digest(code) == digest('def f(x):\n    """Twice x, wrapped\n    over two lines."""\n    return (2 *\n            x)\n')
+    assert digest(code) != digest('def f(x):\n    """Twice x."""\n    return 3 * x\n')
+    assert digest(code) != digest('def f(x):\n    """Twice x."""\n    return 2 * x\nLIMIT = "a"\n')
+
+
+def a_repository_with_a_byte_keyed_report(tmp_path):
+    """A git repository holding the helpers, and a report keyed by their bytes, as reports were before."""
+    import hashlib
+    import subprocess
+    root = tmp_path / "repo"
+    root.mkdir()
+    for name in ablation_report.CODE:
+        (root / name).write_text(f'"""{name}."""\nVALUE = {len(name)}\n', encoding="utf-8")
+    subprocess.run(["git", "init", "-q"], cwd=root, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "x", "--allow-empty"],
+                   cwd=root, check=True)
+    subprocess.run(["git", "add", "."], cwd=root, check=True)
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "helpers"], cwd=root,
+                   check=True)
+    made = a_report(code={name: hashlib.sha256((root / name).read_bytes()).hexdigest()
+                          for name in ablation_report.CODE})
+    path = tmp_path / "ablations.json"
+    path.write_text(json.dumps(made))
+    return root, path
+
+
+def test_a_byte_keyed_report_is_re_keyed_when_the_helpers_only_moved_their_lines(tmp_path):
+    root, path = a_repository_with_a_byte_keyed_report(tmp_path)
+    assert ablation_report.report_problems(path, root), "a byte-keyed report is stale under behaviour digests"
+    (root / "_pen.py").write_text('"""_pen.py, its docstring rewrapped\nover two lines."""\nVALUE = (7)\n')
+    said = ablation_report.rekey("HEAD", path, root)
+    assert "re-keyed from the helpers at HEAD" in said
+    made = json.loads(path.read_text())
+    assert made["rekeyed_from"] == "HEAD" and made["rows"] == a_report()["rows"]
+    assert ablation_report.report_problems(path, root) == []
+
+
+def test_a_report_is_not_re_keyed_to_helpers_that_do_other_things_or_were_not_its_own(tmp_path):
+    root, path = a_repository_with_a_byte_keyed_report(tmp_path)
+    before = path.read_text()
+    (root / "_pen.py").write_text('"""_pen.py."""\nVALUE = 8\n')
+    with pytest.raises(ValueError, match="HEAD's _pen.py does other things than this repository's"):
+        ablation_report.rekey("HEAD", path, root)
+    made = json.loads(before)
+    made["code"]["_cure.py"] = "0" * 64
+    made["seal"] = seal_of(made)
+    path.write_text(json.dumps(made))
+    with pytest.raises(ValueError, match="was not made by HEAD's _cure.py"):
+        ablation_report.rekey("HEAD", path, root)
+    assert json.loads(path.read_text()) == made, "nothing is written when it cannot re-key"

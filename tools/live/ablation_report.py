@@ -1,14 +1,16 @@
 """Post 4's ablation report (ablations.json) as `make check` reads it: where it lives, its shape, the code it
 must come from, and whether the table the post printed is the report's. Torch-free: the training that writes it
 is tools/live/ablations.py."""
+import ast
 import hashlib
 import json
 import math
 import re
+import subprocess
 
 from tools.core.notebooks import REPO_ROOT, code_cells, describe_cell
 from tools.core.printed import cell_text
-from tools.core.seal import seal_matches
+from tools.core.seal import seal_matches, sealed
 
 RESULT_KEY = "reading-digits/result"  # as _results.py records a result
 POST = "2026-07-09-reading-handwriting"
@@ -19,9 +21,51 @@ BUDGET = {"epochs": 3, "train_size": 30_000, "written_digits": 8_000, "scribbles
           "test_size": 2_000, "pen_per_length": 1_000}
 
 
+def behaviour_digest(text):
+    """SHA-256 of what a module does: its syntax tree, docstrings left out.
+
+    Comments, docstrings and how lines are wrapped change no result, so a report outlives
+    them (helpers are rewrapped to fit the page's column); any other change does not.
+    """
+    tree = ast.parse(text)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if (isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and body
+                and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+                and isinstance(body[0].value.value, str)):
+            node.body = body[1:] or [ast.Pass()]
+    return hashlib.sha256(ast.dump(tree).encode("utf-8")).hexdigest()
+
+
 def code_digests(root=REPO_ROOT):
-    """{helper: SHA-256 of its text}: the code a report was made with."""
-    return {name: hashlib.sha256((root / name).read_bytes()).hexdigest() for name in CODE}
+    """{helper: behaviour_digest of its text}: the code a report was made with."""
+    return {name: behaviour_digest((root / name).read_text(encoding="utf-8")) for name in CODE}
+
+
+def rekey(ref, path=REPORT, root=REPO_ROOT):
+    """Re-key a report whose `code` holds SHA-256s of its helpers' bytes (the digests before
+    behaviour_digest) to behaviour digests, when, and only when, the helpers at git ref `ref`
+    are byte for byte the ones it records and do what this repository's helpers do. Nothing
+    else in it changes; it is sealed again by this tool, not by hand. Returns what it did, in
+    words; raises ValueError saying why it cannot."""
+    made = json.loads(path.read_text(encoding="utf-8"))
+    if not seal_matches(made):
+        raise ValueError(f"{path.name}: its seal does not match its content; run `make ablations` again")
+    current = code_digests(root)
+    for name in CODE:
+        shown = subprocess.run(["git", "show", f"{ref}:{name}"], cwd=root, capture_output=True)
+        if shown.returncode != 0:
+            raise ValueError(f"git ref {ref} has no {name}: {shown.stderr.decode().strip()}")
+        if hashlib.sha256(shown.stdout).hexdigest() != made.get("code", {}).get(name):
+            raise ValueError(f"{path.name} was not made by {ref}'s {name}")
+        if behaviour_digest(shown.stdout.decode("utf-8")) != current[name]:
+            raise ValueError(f"{ref}'s {name} does other things than this repository's; run `make ablations` again")
+    rekeyed = sealed({**{key: value for key, value in made.items() if key != "seal"}, "code": current,
+                      "rekeyed_from": ref})
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(json.dumps(rekeyed, indent=1) + "\n", encoding="utf-8")
+    partial.replace(path)  # never a half-written report
+    return f"{path.name}: re-keyed from the helpers at {ref} to behaviour digests (seal {rekeyed['seal'][:16]})"
 
 
 SCORES = ("mnist", "synthetic", "pen_tuning_1", "pen_tuning_2", "pen_tuning_3", "pen_test_1", "pen_test_2", "pen_test_3")

@@ -46,7 +46,7 @@ from _pen import writer_halves
 from tools.core.notebooks import REPO_ROOT
 from tools.core.seal import sealed
 from tools.live import pen_set
-from tools.live.ablation_report import BUDGET, REPORT, code_digests
+from tools.live.ablation_report import BUDGET, REPORT, code_digests, rekey
 from tools.live.handwriting_set import as_model_inputs, cached_build
 from tools.run.standin_data import build, read_npz
 
@@ -129,7 +129,18 @@ def report(rows, budget=BUDGET):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--jobs", type=int, default=2, help="runs at a time, one CPU thread each (default 2)")
+    parser.add_argument("--rekey", metavar="REF",
+                        help="train nothing: re-key a report keyed by its helpers' bytes at git ref REF to "
+                             "behaviour digests, if REF's helpers do what these do (comments, docstrings and "
+                             "wrapping aside)")
     args = parser.parse_args(argv)
+    if args.rekey:
+        try:
+            print(rekey(args.rekey))
+        except ValueError as error:
+            print(f"ablations.json: {error}", file=sys.stderr)
+            return 1
+        return 0
     print(f"{len(ROWS)} runs of {BUDGET['epochs']} epochs on {BUDGET['train_size']:,} canvases, "
           f"{args.jobs} at a time", flush=True)
     with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
