@@ -369,7 +369,8 @@ const UNSURE = 0.5;
 function unsureBelow(card, digitsRead) {
   const threshold = card?.unsure_below;
   if (typeof threshold === "number") return threshold;
-  return threshold?.[String(digitsRead)] ?? UNSURE;
+  // a reading that never ends shows four digits: the post counts it with the three-digit ones
+  return threshold?.[String(Math.min(digitsRead, 3))] ?? UNSURE;
 }
 
 function softmaxAt(scores, temperature) {
