@@ -412,3 +412,27 @@ def test_a_placeholder_left_in_the_thumbnails_alt_is_refused(tmp_path):
     assert any(problem.endswith("notebook metadata: placeholder TODO left in blog.thumbnail's alt, the thumbnail's "
                                 "alt text; write it (what the part of the figure it shows holds), then `make inline`")
                for problem in problems), problems
+
+
+# ---- fenced divs across cells ----------------------------------------------------------------------------
+
+FOLD = '::::: {.callout-note .secondary collapse="true"}\n## How it was measured\n\nThe cells below.'
+
+
+@pytest.mark.parametrize("cells, said", [
+    ((md(FOLD), ran("print(1)", stream("1\n")), md(":::::\n\n## Next\n\nText.")), None),
+    ((md(FOLD), ran("print(1)", stream("1\n")), md("More words.\n\n## Next\n\nText.")),
+     "the heading 'Next' lies inside"),
+    ((md(FOLD), ran("print(1)", stream("1\n")), md("More words.")), "nothing closes it"),
+    ((md(":::: {.question kind=\"choice\"}\nWhich?\n\n```md\n:::\n## not a heading\n```\n\n- [x] this\n::::"),), None),
+    ((md("::: {.callout-tip}\nA tip.\n:::\n\n::: {.callout-note}\nText first.\n\n# Title late\n:::"),),
+     "the heading 'Title late' lies inside"),
+], ids=["closed-below-the-code", "a-heading-swallowed", "never-closed", "fences-in-code-ignored",
+        "a-heading-after-text"])
+def test_a_fenced_div_left_open_or_hiding_a_heading_is_refused(tmp_path, cells, said):
+    problems = [problem for problem in problems_of(publishable(*cells), tmp_path)
+                if "lies inside" in problem or "nothing closes it" in problem]
+    if said is None:
+        assert problems == []
+    else:
+        assert any(said in problem for problem in problems), problems

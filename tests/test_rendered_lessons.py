@@ -6,7 +6,8 @@ REQUIRE_RENDER=1), each check first proven on a small page written here, which m
 - no result echo line: a line `label: text` (or one tagged "(reference)") that only restates a number
   `result()` recorded; the number belongs to the table, figure or sentence that shows it;
 - a post with a spread report shows exactly one table of what a re-run gives, whose every row holds
-  this page's value inside its low-to-high range.
+  this page's value inside its low-to-high range;
+- no section heading and no question lies inside a folded callout, where the reader never sees it.
 """
 import json
 import re
@@ -47,6 +48,43 @@ class OutputText(HTMLParser):
     def handle_data(self, data):
         if self.depth:
             self.buffer.append(data)
+
+
+class FoldedContent(HTMLParser):
+    """Section headings (h2, h3) and questions found inside a collapsed callout (div.callout-collapse)."""
+
+    def __init__(self):
+        super().__init__()
+        self.depth, self.inside, self.heading, self.found = 0, 0, None, []
+
+    def handle_starttag(self, tag, attrs):
+        classes = (dict(attrs).get("class") or "").split()
+        if tag == "div":
+            self.depth += 1 if self.inside else 0
+            if not self.inside and "callout-collapse" in classes:
+                self.inside = self.depth = 1
+            elif self.inside and "question" in classes:
+                self.found.append(f"a question ({dict(attrs).get('id')})")
+        elif self.inside and tag in ("h2", "h3"):
+            self.heading = []
+
+    def handle_endtag(self, tag):
+        if tag == "div" and self.inside:
+            self.depth -= 1
+            self.inside = 1 if self.depth else 0
+        elif tag in ("h2", "h3") and self.heading is not None:
+            self.found.append(f"the heading {''.join(self.heading).strip()!r}")
+            self.heading = None
+
+    def handle_data(self, data):
+        if self.heading is not None:
+            self.heading.append(data)
+
+
+def folded_content(page_html):
+    parser = FoldedContent()
+    parser.feed(page_html)
+    return parser.found
 
 
 def output_lines(page_html):
@@ -140,6 +178,17 @@ def test_an_echo_line_is_caught_and_a_table_line_is_not():
     assert echo_lines(tagged, []) == ["original run: 87.3%  (reference)"]
 
 
+FOLDED_PAGE = """<h2>Training</h2><div class="callout"><div id="callout-1" class="callout-1-contents callout-collapse collapse">
+<div class="callout-body"><p>Plumbing.</p><div class="cell"><pre>code</pre></div>{inside}</div></div></div>{after}"""
+
+
+def test_a_heading_or_question_inside_a_fold_is_caught_and_one_after_it_is_not():
+    question = '<div id="question-x" class="question question-choice"><p>Which?</p></div>'
+    assert folded_content(FOLDED_PAGE.format(inside="<h2>Confidence</h2>" + question, after="")) == [
+        "the heading 'Confidence'", "a question (question-x)"]
+    assert folded_content(FOLDED_PAGE.format(inside="", after="<h2>Confidence</h2>" + question)) == []
+
+
 def a_spread_table(page, ends):
     return (f"<p>This page and 3 re-runs of it (numeric paths native and pinned; seeds 0, 1, 2), from spread.json:</p>"
             f"<table><tr><th>result</th><th>this page</th><th>page and re-runs, low to high</th><th>runs</th></tr>"
@@ -163,6 +212,12 @@ def test_no_result_is_echoed_on_its_own_line(rendered_site, notebook):  # noqa: 
     records, _ = recorded_results(read_notebook(notebook))
     page = post_page(rendered_site, notebook).read_text(encoding="utf-8")
     assert echo_lines(page, records.values()) == [], f"{notebook.parent.name}: result lines that repeat a number"
+
+
+@pytest.mark.parametrize("notebook", published_posts(), ids=lambda path: path.parent.name)
+def test_no_section_or_question_is_folded_away(rendered_site, notebook):  # noqa: F811
+    page = post_page(rendered_site, notebook).read_text(encoding="utf-8")
+    assert folded_content(page) == [], f"{notebook.parent.name}: inside a fold (is a `:::::` missing?)"
 
 
 @pytest.mark.parametrize("notebook", published_posts(), ids=lambda path: path.parent.name)

@@ -100,7 +100,7 @@ def check_post(path, root=REPO_ROOT):
     for check in (check_cell_options, check_front_matter, check_links, check_thumbnail, check_provenance, check_seal,
                   check_execution, check_outputs_against_provenance, check_published_reader, check_setup, check_exports,
                   check_reports, check_spread, check_imports,
-                  check_figures, check_folds, check_placeholders, check_revisions, check_literal_results, check_records,
+                  check_figures, check_folds, check_fenced_divs, check_placeholders, check_revisions, check_literal_results, check_records,
                   check_prose_numbers):
         try:
             problems += [Problem(post_name(path), where, what) for where, what in check(nb, Path(path), root)]
@@ -414,6 +414,62 @@ def check_folds(nb, path, root):
                 yield describe_cell(number, cell), (f"its fold's summary holds {tag.group()}, "
                                                     "which the page takes for an HTML tag and hides: name it in "
                                                     "words (the end token) instead")
+
+
+DIV_FENCE = re.compile(r"^ {0,3}(:{3,})\s*(.*?)\s*$")
+CODE_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+HEADING = re.compile(r"^ {0,3}#{1,6}\s+(.*?)\s*#*\s*$")
+
+
+def check_fenced_divs(nb, path, root):
+    """Pandoc's fenced divs may span cells (a fold opened above a code cell is closed below it), so they
+    are followed through the whole notebook: one left open swallows the rest of the page, and a heading
+    inside one (other than a callout's title, its first line) is hidden by the fold."""
+    open_divs = []  # [where it opened, its first line, whether anything followed it yet]
+    for number, cell in enumerate(nb.cells, start=1):
+        if number == 1 or cell.cell_type != "markdown":  # cell 1 is the front matter
+            if open_divs and cell.cell_type == "code":
+                open_divs[-1][2] = True
+            continue
+        for line, fenced_code in markdown_lines(cell.source):
+            if fenced_code or not line.strip():
+                if open_divs and line.strip():
+                    open_divs[-1][2] = True
+                continue
+            if fence := DIV_FENCE.match(line):
+                if open_divs:
+                    open_divs[-1][2] = True
+                if fence.group(2):
+                    open_divs.append([describe_cell(number, cell), line.strip(), False])
+                elif open_divs:
+                    open_divs.pop()
+                continue
+            heading = HEADING.match(line)
+            if heading and open_divs and open_divs[-1][2]:
+                where, opened, _ = open_divs[-1]
+                yield describe_cell(number, cell), (f"the heading {heading.group(1)!r} lies inside `{opened}` "
+                                                    f"({where}), so the page hides it: close the div before it")
+            if open_divs:
+                open_divs[-1][2] = True
+    for where, opened, _ in open_divs:
+        yield where, (f"opens `{opened}` and nothing closes it, so it holds the rest of the page: "
+                      "end it with a line of colons (`:::::` for a fold) where it should stop")
+
+
+def markdown_lines(source):
+    """(line, whether it lies in a fenced code block) for each line of a markdown cell."""
+    code_fence = None
+    for line in source.splitlines():
+        if code_fence is None and (fence := CODE_FENCE.match(line)):
+            code_fence = fence.group(1)
+            yield line, True
+            continue
+        if code_fence is not None:
+            if line.strip() and set(line.strip()) == {code_fence[0]} and len(line.strip()) >= len(code_fence):
+                code_fence = None
+            yield line, True
+            continue
+        yield line, False
 
 
 def check_placeholders(nb, path, root):
