@@ -66,7 +66,7 @@ def test_the_card_s_unsure_thresholds_are_the_ones_the_post_chose_per_length():
     thresholds = committed_card()["unsure_below"]
     assert isinstance(thresholds, dict), "one threshold per number of digits read"
     unprinted = [f"{length}: {value}" for length, value in thresholds.items()
-                 if f"{value:.2f} for {length} digit" not in printed]
+                 if f"{value:.3f} for {length} digit" not in printed]
     assert not unprinted, f"card.json's unsure_below holds thresholds {post.parent.name} did not print: {unprinted}"
 
 

@@ -26,7 +26,7 @@ LAYOUT_CEILING = {
     "2026-06-18-reading-three-digits": {"desktop": 15.5, "phone": 27.0, "sideways": []},
     "2026-06-25-reading-when-to-stop": {"desktop": 12.0, "phone": 20.5, "sideways": []},
     "2026-07-02-reading-numbers-aloud": {"desktop": 18.5, "phone": 32.5, "sideways": []},
-    "2026-07-09-reading-handwriting": {"desktop": 16.0, "phone": 27.5, "sideways": []},
+    "2026-07-09-reading-handwriting": {"desktop": 15.5, "phone": 27.5, "sideways": []},
 }
 
 
