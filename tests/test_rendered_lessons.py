@@ -55,23 +55,22 @@ class FoldedContent(HTMLParser):
 
     def __init__(self):
         super().__init__()
-        self.depth, self.inside, self.heading, self.found = 0, 0, None, []
+        self.depth, self.heading, self.found = 0, None, []  # depth: divs open inside a fold, 0 outside
 
     def handle_starttag(self, tag, attrs):
         classes = (dict(attrs).get("class") or "").split()
-        if tag == "div":
-            self.depth += 1 if self.inside else 0
-            if not self.inside and "callout-collapse" in classes:
-                self.inside = self.depth = 1
-            elif self.inside and "question" in classes:
+        if tag == "div" and self.depth:
+            self.depth += 1
+            if "question" in classes:
                 self.found.append(f"a question ({dict(attrs).get('id')})")
-        elif self.inside and tag in ("h2", "h3"):
+        elif tag == "div" and "callout-collapse" in classes:
+            self.depth = 1
+        elif self.depth and tag in ("h2", "h3"):
             self.heading = []
 
     def handle_endtag(self, tag):
-        if tag == "div" and self.inside:
+        if tag == "div" and self.depth:
             self.depth -= 1
-            self.inside = 1 if self.depth else 0
         elif tag in ("h2", "h3") and self.heading is not None:
             self.found.append(f"the heading {''.join(self.heading).strip()!r}")
             self.heading = None

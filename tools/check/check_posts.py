@@ -99,9 +99,8 @@ def check_post(path, root=REPO_ROOT):
         problems.append(Problem(post_name(path), "cell 1 (front matter)", str(error)))
     for check in (check_cell_options, check_front_matter, check_links, check_thumbnail, check_provenance, check_seal,
                   check_execution, check_outputs_against_provenance, check_published_reader, check_setup, check_exports,
-                  check_reports, check_spread, check_imports,
-                  check_figures, check_folds, check_fenced_divs, check_placeholders, check_revisions, check_literal_results, check_records,
-                  check_prose_numbers):
+                  check_reports, check_spread, check_imports, check_figures, check_folds, check_fenced_divs,
+                  check_placeholders, check_revisions, check_literal_results, check_records, check_prose_numbers):
         try:
             problems += [Problem(post_name(path), where, what) for where, what in check(nb, Path(path), root)]
         except CellOptionsError:
@@ -431,26 +430,21 @@ def check_fenced_divs(nb, path, root):
             if open_divs and cell.cell_type == "code":
                 open_divs[-1][2] = True
             continue
-        for line, fenced_code in markdown_lines(cell.source):
-            if fenced_code or not line.strip():
-                if open_divs and line.strip():
-                    open_divs[-1][2] = True
+        for line, in_code in markdown_lines(cell.source):
+            if not line.strip():
                 continue
-            if fence := DIV_FENCE.match(line):
-                if open_divs:
-                    open_divs[-1][2] = True
-                if fence.group(2):
-                    open_divs.append([describe_cell(number, cell), line.strip(), False])
-                elif open_divs:
-                    open_divs.pop()
-                continue
-            heading = HEADING.match(line)
+            fence = None if in_code else DIV_FENCE.match(line)
+            heading = None if in_code or fence else HEADING.match(line)
             if heading and open_divs and open_divs[-1][2]:
                 where, opened, _ = open_divs[-1]
                 yield describe_cell(number, cell), (f"the heading {heading.group(1)!r} lies inside `{opened}` "
                                                     f"({where}), so the page hides it: close the div before it")
             if open_divs:
                 open_divs[-1][2] = True
+            if fence and fence.group(2):
+                open_divs.append([describe_cell(number, cell), line.strip(), False])
+            elif fence and open_divs:
+                open_divs.pop()
     for where, opened, _ in open_divs:
         yield where, (f"opens `{opened}` and nothing closes it, so it holds the rest of the page: "
                       "end it with a line of colons (`:::::` for a fold) where it should stop")
