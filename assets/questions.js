@@ -233,7 +233,7 @@
 
     show.addEventListener("click", () => {
       reveal();
-      say("shown", "The answer is below.");
+      say("shown", "The answer is open below.");  // for screen readers only (assets/questions.css)
     });
   }
 

@@ -44,6 +44,7 @@ FEEDBACK = """id => {
   const answer = box.querySelector('details.question-answer');
   return {state: feedback ? feedback.dataset.state || '' : '',
           text: feedback ? feedback.textContent.replace(/\\s+/g, ' ').trim() : '',
+          boxed: !!feedback && feedback.getBoundingClientRect().height > 2,
           explanation: !!answer && answer.open && answer.checkVisibility({visibilityProperty: true})
             && !!answer.querySelector('.question-explanation')?.checkVisibility({visibilityProperty: true})};
 }"""
@@ -239,6 +240,10 @@ def keyboard_problems(page):
             seen = feedback(page, question["id"])
             if not seen["explanation"]:
                 problems.append(f"{where}: Show answer leaves the explanation hidden")
+            if seen.get("boxed"):  # the answer opens just below: a box saying so repeats it
+                problems.append(f"{where}: Show answer also shows a box ({seen['text']!r})")
+            elif seen["state"] != "shown" or not seen["text"]:
+                problems.append(f"{where}: Show answer tells a screen reader nothing")
         if unfocused:
             problems.append(f"{where}: no visible focus on {', '.join(unfocused)}")
     return problems
