@@ -360,7 +360,8 @@ function softmax(scores) {
 // the post fitted on the blind test's tuning half so that a reading's probability says how often
 // such readings are right. A reading's confidence is the product of the probabilities of every
 // token it chose, its <end> included: doubt about where the number ends counts too. A reading
-// below the card's unsure_below (chosen on the same tuning half) is flagged. A product over more
+// (or, with the card's unsure_shifts, its steady confidence: steadyConfidence below) below the
+// card's unsure_below (chosen on the same tuning half) is flagged. A product over more
 // tokens is smaller, so the card holds one threshold per number of digits read ({"1": …, "2": …,
 // "3": …}); a single number applies to every length. UNSURE and the temperature 1 are only for a
 // card without them.
@@ -375,6 +376,44 @@ function unsureBelow(card, digitsRead) {
 
 function softmaxAt(scores, temperature) {
   return softmax(scores.map((s) => s / temperature));
+}
+
+// The canvas moved dx pixels right and dy down: what leaves it is lost and the strip it uncovers is
+// blank, as the post's `shifted` does.
+function shiftedPixels(pixels, dx, dy) {
+  const moved = new Float32Array(HEIGHT * WIDTH);
+  for (let y = Math.max(dy, 0); y < HEIGHT + Math.min(dy, 0); y++) {
+    for (let x = Math.max(dx, 0); x < WIDTH + Math.min(dx, 0); x++) {
+      moved[y * WIDTH + x] = pixels[(y - dy) * WIDTH + x - dx];
+    }
+  }
+  return moved;
+}
+
+// With the card's unsure_shifts, the confidence the thresholds apply to is the post's "steady" one:
+// the mean, over the canvas and its copies moved by each shift, of the confidence each gives the
+// same reading. The copies are read at once, the decoder fed the whole reading (one encoder and one
+// decoder run for all of them); the canvas's own confidence is the product computed while reading.
+// A reading that a pixel's move would change, or make much less sure, scores low. Without shifts it
+// is the canvas's own.
+async function steadyConfidence({ ort, encoder, decoder }, pixels, chosen, own, shifts, temperature) {
+  if (!Array.isArray(shifts) || !shifts.length || !chosen.length) return own;
+  const copies = shifts.length, size = HEIGHT * WIDTH;
+  const images = new Float32Array(copies * size);
+  shifts.forEach(([dx, dy], i) => images.set(shiftedPixels(pixels, dx, dy), i * size));
+  const { memory } = await encoder.run({ image: new ort.Tensor("float32", images, [copies, 1, HEIGHT, WIDTH]) });
+  const fed = [START, ...chosen.slice(0, -1)];
+  const tokens = BigInt64Array.from(shifts.flatMap(() => fed), BigInt);
+  const { logits } = await decoder.run({ memory, tokens: new ort.Tensor("int64", tokens, [copies, fed.length]) });
+  const vocabulary = logits.dims.at(-1);
+  let total = own;
+  for (let copy = 0; copy < copies; copy++) {
+    total += chosen.reduce((product, token, step) => {
+      const at = (copy * fed.length + step) * vocabulary;
+      return product * softmaxAt(Array.from(logits.data.slice(at, at + vocabulary)), temperature)[token];
+    }, 1);
+  }
+  return total / (copies + 1);
 }
 
 function showAttention(weights) {
@@ -421,14 +460,15 @@ function showToken(token, probability, step, weights) {
 }
 
 // What to say once the reading is over: the number, and any reason to doubt it.
-function verdict(digits, small, confidence, unsureBelow) {
+function verdict(digits, small, confidence, unsureBelow, steadied) {
   if (!digits) return `${NOT_DIGITS}: the model read no digit in it.`;
   const notes = [`Read: ${digits}.`];
   if (confidence < unsureBelow) {
     const least = [...reading.querySelectorAll("li")]
       .reduce((a, b) => (Number(b.dataset.probability) < Number(a.dataset.probability) ? b : a));
     const which = least.classList.contains("end") ? "where the number ends" : `digit ${least.dataset.step}`;
-    notes.push(`The model is unsure of this reading (${(100 * confidence).toFixed(0)}% sure; least of ` +
+    const how = steadied ? " with the drawing moved a pixel each way too" : "";
+    notes.push(`The model is unsure of this reading (${(100 * confidence).toFixed(0)}% sure${how}; least of ` +
       `${which}): check it, or write it again more clearly.`);
   }
   if (small.length) {
@@ -450,13 +490,14 @@ async function read() {
   }
   readButton.disabled = true;
   try {
-    const [{ ort, encoder, decoder }, card] = await Promise.all([loadRuntime(), cardLoaded]);
+    const [runtime, card] = await Promise.all([loadRuntime(), cardLoaded]);
+    const { ort, encoder, decoder } = runtime;
     const temperature = card?.temperature ?? 1;
     clearReading();
     say("Reading…");
     const started = performance.now();
     const { memory } = await encoder.run({ image: new ort.Tensor("float32", input.pixels, [1, 1, HEIGHT, WIDTH]) });
-    const tokens = [START];
+    const tokens = [START], chosen = [];
     let digits = "", confidence = 1;
     for (let step = 0; step < 4; step++) {
       const fed = new ort.Tensor("int64", BigInt64Array.from(tokens, BigInt), [1, tokens.length]);
@@ -466,6 +507,7 @@ async function read() {
       const token = last.indexOf(Math.max(...last));
       const probability = softmaxAt(last, temperature)[token];
       confidence *= probability;
+      chosen.push(token);
       const patches = attention.dims.at(-1);
       showToken(token, probability, step, Array.from(attention.data.slice(-patches)));
       if (step === 0) window.liveReader.firstTokenMs = checkMs + performance.now() - started;
@@ -478,8 +520,12 @@ async function read() {
     const lastDigit = [...reading.querySelectorAll("li.digit")].at(-1);
     if (lastDigit) showMapOf(lastDigit);
     else { heat.clearRect(0, 0, overlay.width, overlay.height); looked.textContent = ""; }
-    say(verdict(digits, input.small, confidence, unsureBelow(card, digits.length)), !digits);
-    window.liveReader.confidence = confidence;
+    const steady = digits ? await steadyConfidence(runtime, input.pixels, chosen, confidence,
+                                                   card?.unsure_shifts, temperature) : confidence;
+    say(verdict(digits, input.small, steady, unsureBelow(card, digits.length), steady !== confidence && Boolean(card?.unsure_shifts?.length)), !digits);
+    // the whole reading, the moved copies included: what the visitor waits for the verdict
+    Object.assign(window.liveReader, { confidence, steady, pixels: input.pixels, chosen,
+                                       readMs: checkMs + performance.now() - started });
     return digits;
   } catch (error) {
     say(`Something went wrong while reading: ${error.message}`, true);

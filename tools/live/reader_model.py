@@ -138,7 +138,21 @@ def card_problems(card, post_folder):
     if "unsure_below" in card and not unsure_thresholds_valid(card["unsure_below"]):
         problems.append("\"unsure_below\" must be a probability between 0 and 1, or one for each number of "
                         "digits read (\"1\", \"2\", \"3\")")
+    if "unsure_shifts" in card and not shifts_valid(card["unsure_shifts"]):
+        problems.append("\"unsure_shifts\" must be a list of [dx, dy] moves of at most "
+                        f"{MOST_SHIFT} pixels each way (the page reads a copy of the canvas moved by each)")
     return problems
+
+
+MOST_SHIFT = 3  # pixels: a larger move is no longer the same drawing a little off
+
+
+def shifts_valid(value):
+    """Moves the page can average a reading's confidence over: [[dx, dy], …], whole pixels."""
+    return isinstance(value, list) and all(
+        isinstance(shift, list) and len(shift) == 2
+        and all(isinstance(x, int) and not isinstance(x, bool) and abs(x) <= MOST_SHIFT for x in shift)
+        for shift in value)
 
 
 def unsure_thresholds_valid(value):
