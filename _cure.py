@@ -22,7 +22,8 @@ import torch.nn.functional as F
 
 
 def joined(template):
-    """The template's strokes as one: the pen never lifts, and each jump between strokes is ink."""
+    """The template's strokes as one: the pen never lifts, and each jump between
+    strokes is ink."""
     pieces = []
     for stroke in template:
         if pieces:
@@ -39,44 +40,52 @@ def as_the_pen_file_keeps(events, points=8):
     if along[-1] < 1:
         return None
     at = np.linspace(0, along[-1], points)
-    kept = np.stack([np.interp(at, along, path[:, 0]), np.interp(at, along, path[:, 1])], axis=1)
-    return (kept - kept.min(axis=0)) / np.maximum(kept.max(axis=0) - kept.min(axis=0), 1e-6)
+    kept = np.stack([np.interp(at, along, path[:, 0]),
+                     np.interp(at, along, path[:, 1])], axis=1)
+    return (kept - kept.min(axis=0)) / np.maximum(kept.max(axis=0) - kept.min(axis=0),
+                                                  1e-6)
 
 
 @dataclass
 class Cure:
-    """What the cured reader trains on besides MNIST as it comes; each part can be switched off."""
-    people_digits: int = 7_494     # people's pen digits drawn for it (UCI's 30 training writers have 7,494)
+    """What the cured reader trains on besides MNIST as it comes; each part can be
+    switched off."""
+    # people's pen digits drawn for it (UCI's 30 training writers have 7,494)
+    people_digits: int = 7_494
     written_digits: int = 0        # digits drawn by the template writer
-    drawn_share: float = 0.5       # of the training canvases, those made of drawn digits
-    pen_file_share: float = 0.5    # of the writer's digits, those redrawn as the pen file keeps them
-    joined_share: float = 0.5      # of its multi-stroke digits, those drawn without lifting the pen
+    drawn_share: float = 0.5       # of the training canvases, those of drawn digits
+    # of the writer's digits, those redrawn as the pen file keeps them
+    pen_file_share: float = 0.5
+    # of its multi-stroke digits, those drawn without lifting the pen
+    joined_share: float = 0.5
     scribbles: int = 1_500         # canvases of scribbles, to be read as nothing
     distort: bool = True           # bend every batch with augment()
     seed: int = 7                  # the drawn digits' and the scribbles' own stream
 
 
 def as_the_blind_test_drags(points, digit, aspects, rng):
-    """A pen path (8 points, 0..1) as one pointer drag in box 0, sized and stretched as the
-    blind test draws its digits: the pointer events of that one stroke."""
+    """A pen path (8 points, 0..1) as one pointer drag in box 0, sized and stretched
+    as the blind test draws its digits: the pointer events of that one stroke."""
     height = rng.uniform(0.45, 0.9) * BOX_PX
-    return [drag_digit(points, 0, height, aspects[digit] * rng.uniform(0.85, 1.15), rng)]
+    return [drag_digit(points, 0, height, aspects[digit] * rng.uniform(0.85, 1.15),
+                       rng)]
 
 
 def tile_of(strokes, pen):
-    """The (28, 28) box of grey bytes the page makes of strokes drawn in box 0 (blank if none)."""
+    """The (28, 28) grey bytes the page makes of strokes in box 0 (blank if none)."""
     tile = box_as_digit(drawing_canvas(strokes, pen, boxes=1), 0)
     return np.zeros((TILE, TILE), np.uint8) if tile is None else tile
 
 
 def people_tiles(points, labels, aspects, rng):
-    """(tiles (N, 28, 28) uint8, digits (N,)): each of people's pen digits drawn once."""
+    """(tiles (N, 28, 28) uint8, digits (N,)): people's pen digits, each drawn once."""
     return np.stack([tile_of(as_the_blind_test_drags(p, int(d), aspects, rng), PAGE_PEN)
                      for p, d in zip(points, labels)]), np.asarray(labels)
 
 
 def written_tile(digit, rng, cure, aspects):
-    """One digit by the seeded template writer: a (28, 28) box of grey bytes, as the page makes it."""
+    """One digit by the seeded template writer: a (28, 28) box of grey bytes, as the
+    page makes it."""
     template = TEMPLATES[digit][rng.integers(len(TEMPLATES[digit]))]
     if len(template) > 1 and rng.random() < cure.joined_share:
         template = joined(template)
@@ -90,7 +99,8 @@ def written_tile(digit, rng, cure, aspects):
 
 def scribble_tile(rng):
     """A box of ink that is no digit: a smooth line through 7 to 15 random points."""
-    pen = float(np.clip(rng.lognormal(np.log(PAGE_PEN), 0.3), 0.5 * PAGE_PEN, 2.3 * PAGE_PEN))
+    pen = float(np.clip(rng.lognormal(np.log(PAGE_PEN), 0.3), 0.5 * PAGE_PEN,
+                        2.3 * PAGE_PEN))
     size = rng.uniform(0.4, 0.95) * BOX_PX
     corner = rng.uniform(0, BOX_PX - size, 2)
     points = corner + rng.uniform(0, size, (int(rng.integers(7, 16)), 2))
@@ -99,54 +109,62 @@ def scribble_tile(rng):
 
 
 def scribble_canvases(count, rng):
-    """`count` canvases of one to three scribbled boxes, each to be read as `<end>` at once."""
+    """`count` canvases of 1 to 3 scribbled boxes, each read as `<end>` at once."""
     tiles = np.stack([scribble_tile(rng) for _ in range(count * DIGITS)])
     tiles = tiles.reshape(count, DIGITS, TILE, TILE).astype(np.float32) / 255
     boxes = rng.integers(1, DIGITS + 1, size=count)
     tiles *= (np.arange(DIGITS)[None, :] < boxes[:, None])[:, :, None, None]
-    canvases = torch.from_numpy(np.concatenate(list(tiles.transpose(1, 0, 2, 3)), axis=2))
+    canvases = torch.from_numpy(
+        np.concatenate(list(tiles.transpose(1, 0, 2, 3)), axis=2))
     tokens = torch.full((count, STEPS), PAD)
     tokens[:, 0] = END
     return canvases.unsqueeze(1), tokens
 
 
 def drawn_digits(cure, aspects, people, rng):
-    """(tiles, digits): the template writer's digits, then the first `cure.people_digits` of
-    `people` (pen paths (N, 8, 2), digits (N,)), each drawn into a box; None if neither."""
+    """(tiles, digits): the template writer's digits, then the first
+    `cure.people_digits` of `people` (pen paths (N, 8, 2), digits (N,)), each drawn
+    into a box; None if neither."""
     pools = []
     if cure.written_digits:
         digits = rng.integers(0, 10, size=cure.written_digits)
-        pools.append((np.stack([written_tile(int(d), rng, cure, aspects) for d in digits]), digits))
+        pools.append((np.stack([written_tile(int(d), rng, cure, aspects)
+                                for d in digits]), digits))
     if cure.people_digits:
         if people is None or len(people[1]) < cure.people_digits:
-            raise ValueError(f"the cure draws {cure.people_digits:,} of people's pen digits: "
-                             "pass people=(points, labels) with at least that many")
+            raise ValueError(
+                f"the cure draws {cure.people_digits:,} of people's pen digits: "
+                "pass people=(points, labels) with at least that many")
         points, labels = people
-        pools.append(people_tiles(points[:cure.people_digits], labels[:cure.people_digits], aspects, rng))
+        pools.append(people_tiles(points[:cure.people_digits],
+                                  labels[:cure.people_digits], aspects, rng))
     if not pools:
         return None
     return np.concatenate([t for t, _ in pools]), np.concatenate([d for _, d in pools])
 
 
 def training_set(images, labels, count, cure, aspects, rng, people=None):
-    """(canvases, tokens): `count` training canvases of MNIST's digits (`images`, floats in
-    [0, 1]), of drawn digits (people's, the writer's), and of scribbles, in that order
-    (training shuffles them)."""
+    """(canvases, tokens): `count` training canvases of MNIST's digits (`images`,
+    floats in [0, 1]), of drawn digits (people's, the writer's), and of scribbles, in
+    that order (training shuffles them)."""
     own = np.random.default_rng(cure.seed)
     drawn = drawn_digits(cure, aspects, people, own)
     from_drawn = round(cure.drawn_share * count) if drawn else 0
-    canvases, tokens, _ = compose(images, labels, count - from_drawn - cure.scribbles, rng)
+    canvases, tokens, _ = compose(images, labels,
+                                  count - from_drawn - cure.scribbles, rng)
     parts = [(canvases, tokens)]
     if drawn:
         tiles, digits = drawn
-        canvases, tokens, _ = compose(tiles.astype(np.float32) / 255, digits, from_drawn, rng)
+        canvases, tokens, _ = compose(tiles.astype(np.float32) / 255, digits,
+                                      from_drawn, rng)
         parts.append((canvases, tokens))
     if cure.scribbles:
         parts.append(scribble_canvases(cure.scribbles, own))
     return torch.cat([c for c, _ in parts]), torch.cat([t for _, t in parts])
 
 
-MARGIN = 6  # each box (BOX pixels square) is warped onto a strip this much wider on both sides
+# each box (BOX pixels square) is warped onto a strip this much wider on both sides
+MARGIN = 6
 
 
 @dataclass
@@ -155,12 +173,15 @@ class Augmentation:
     scale: tuple = (0.8, 1.12)      # both axes
     aspect: float = 0.2             # log of the extra x-scale, uniform in ±this
     rotation_degrees: float = 12.0  # standard deviation
-    shear: float = 0.25             # standard deviation of the slant (x shift per unit of y)
+    # standard deviation of the slant (x shift per unit of y)
+    shear: float = 0.25
     shift: float = 1.5              # pixels, uniform in ±this on both axes
     edge_crossing_share: float = 0.08
-    edge_crossing: tuple = (3.0, 6.0)  # extra sideways shift, pixels, when a box's ink crosses its edge
+    # extra sideways shift, pixels, when a box's ink crosses its edge
+    edge_crossing: tuple = (3.0, 6.0)
     elastic: float = 1.5            # largest displacement amplitude, pixels
-    thicken: float = 0.55           # chance of thickening the strokes (else thinning, or neither)
+    # chance of thickening the strokes (else thinning, or neither)
+    thicken: float = 0.55
     thin: float = 0.25
     flag_ones: float = 0.0          # chance of giving a 1 a flag
     foot_share: float = 0.4         # of the flagged 1s, how many also get a foot
@@ -171,17 +192,22 @@ def uniform(low, high, generator, *shape):
 
 
 def pen_line(a, b, half_width):
-    """(n, 1, 28, 28) ink of one straight pen stroke per box, from a (n, 2) to b (n, 2), in pixels."""
-    ys, xs = torch.meshgrid(torch.arange(BOX) + 0.5, torch.arange(BOX) + 0.5, indexing="ij")
+    """(n, 1, 28, 28) ink of one straight pen stroke per box, from a (n, 2) to b (n, 2),
+    in pixels."""
+    ys, xs = torch.meshgrid(torch.arange(BOX) + 0.5, torch.arange(BOX) + 0.5,
+                            indexing="ij")
     centres = torch.stack([xs, ys], -1).reshape(1, -1, 2)
     direction = (b - a)[:, None, :]
-    along = ((centres - a[:, None, :]) * direction).sum(-1) / (direction ** 2).sum(-1).clamp_min(1e-6)
-    distance = (centres - (a[:, None, :] + along.clamp(0, 1)[..., None] * direction)).norm(dim=-1)
+    along = (((centres - a[:, None, :]) * direction).sum(-1)
+             / (direction ** 2).sum(-1).clamp_min(1e-6))
+    distance = (centres - (a[:, None, :]
+                           + along.clamp(0, 1)[..., None] * direction)).norm(dim=-1)
     return (half_width[:, None] + 0.5 - distance).clamp(0, 1).reshape(-1, 1, BOX, BOX)
 
 
 def with_flags(tiles, is_one, generator, setting):
-    """Give a share of the 1s a flag from the top, down-left at 20 to 50 degrees, and some a foot."""
+    """Give a share of the 1s a flag from the top, down-left at 20 to 50 degrees, and
+    some a foot."""
     n = len(tiles)
     rows = (tiles[:, 0] > 0.5).any(dim=2)  # (n, 28): rows with ink
     top = rows.float().argmax(dim=1)
@@ -193,41 +219,49 @@ def with_flags(tiles, is_one, generator, setting):
         return (line * columns).sum(1) / line.sum(1).clamp_min(1e-6)
 
     height = (bottom - top + 1).float()
-    half_width = (tiles.sum(dim=(1, 2, 3)) / height.clamp_min(1) / 2).clamp(0.6, 2.0)  # the 1's own width
-    length, angle = uniform(0.25, 0.45, generator, n) * height, torch.deg2rad(uniform(20, 50, generator, n))
+    # the 1's own width
+    half_width = (tiles.sum(dim=(1, 2, 3)) / height.clamp_min(1) / 2).clamp(0.6, 2.0)
+    length, angle = uniform(0.25, 0.45, generator, n) * height, torch.deg2rad(
+        uniform(20, 50, generator, n))
     start = torch.stack([centre_x(top), top.float() + 0.5], 1)
-    flag = pen_line(start, start + torch.stack([-length * torch.cos(angle), length * torch.sin(angle)], 1),
+    flag = pen_line(start, start + torch.stack([-length * torch.cos(angle),
+                                                length * torch.sin(angle)], 1),
                     half_width)
     reach = torch.stack([uniform(0.15, 0.3, generator, n) * height, torch.zeros(n)], 1)
     foot_centre = torch.stack([centre_x(bottom), bottom.float() + 0.5], 1)
     foot = pen_line(foot_centre - reach, foot_centre + reach, half_width)
-    flagged = is_one & rows.any(dim=1) & (torch.rand(n, generator=generator) < setting.flag_ones)
+    flagged = is_one & rows.any(dim=1) & (torch.rand(n, generator=generator)
+                                          < setting.flag_ones)
     footed = flagged & (torch.rand(n, generator=generator) < setting.foot_share)
     tiles = torch.where(flagged[:, None, None, None], torch.maximum(tiles, flag), tiles)
     return torch.where(footed[:, None, None, None], torch.maximum(tiles, foot), tiles)
 
 
 def stroke_width(tiles, generator, setting):
-    """Thicken or thin each box's strokes: blend towards a 3×3 dilation (max-pool) or an erosion."""
+    """Thicken or thin each box's strokes: blend towards a 3×3 dilation (max-pool) or
+    an erosion."""
     n = len(tiles)
     choice = torch.rand(n, generator=generator)
     amount = torch.rand(n, generator=generator)[:, None, None, None]
     dilated = F.max_pool2d(tiles, 3, stride=1, padding=1)
     twice = F.max_pool2d(dilated, 3, stride=1, padding=1)
     eroded = -F.max_pool2d(-tiles, 3, stride=1, padding=1)
-    # up to about one dilation, a little more now and then; less for digits already bold, which
-    # would close up into blots
+    # up to about one dilation, a little more now and then; less for digits already
+    # bold, which would close up into blots
     ink = tiles.mean(dim=(1, 2, 3), keepdim=True)
     growth = 1.3 * amount * ((0.24 - ink) / 0.1).clamp(0, 1)
-    thick = torch.where(growth < 1, tiles + growth * (dilated - tiles), dilated + (growth - 1) * (twice - dilated))
+    thick = torch.where(growth < 1, tiles + growth * (dilated - tiles),
+                        dilated + (growth - 1) * (twice - dilated))
     thinned = tiles + amount * (eroded - tiles)
     thicken = (choice < setting.thicken)[:, None, None, None]
-    thin = ((choice >= setting.thicken) & (choice < setting.thicken + setting.thin))[:, None, None, None]
+    thin = ((choice >= setting.thicken)
+            & (choice < setting.thicken + setting.thin))[:, None, None, None]
     return torch.where(thicken, thick, torch.where(thin, thinned, tiles))
 
 
 def geometry(n, generator, setting):
-    """Per box: the 2×2 matrix taking output offsets to input offsets, and a shift in pixels."""
+    """Per box: the 2×2 matrix taking output offsets to input offsets, and a shift in
+    pixels."""
     scale = uniform(*setting.scale, generator, n)
     x_scale = scale * torch.exp(uniform(-setting.aspect, setting.aspect, generator, n))
     angle = torch.randn(n, generator=generator) * math.radians(setting.rotation_degrees)
@@ -246,38 +280,49 @@ def geometry(n, generator, setting):
 
 
 def elastic_field(n, generator, setting, height, width):
-    """A smooth random displacement field (n, height, width, 2) in pixels: coarse noise, upsampled."""
+    """A smooth random displacement field (n, height, width, 2) in pixels: coarse noise,
+    upsampled."""
     coarse = torch.randn(n, 2, 5, 6, generator=generator)
-    field = F.interpolate(coarse, size=(height, width), mode="bicubic", align_corners=True)
+    field = F.interpolate(coarse, size=(height, width), mode="bicubic",
+                          align_corners=True)
     amplitude = setting.elastic * torch.rand(n, 1, 1, 1, generator=generator)
     return (field * amplitude).permute(0, 2, 3, 1)
 
 
 def augment(images, tokens, generator, setting):
-    """Distorted copies of canvases (B, 1, 28, 84), each box on its own; empty boxes stay empty."""
+    """Distorted copies of canvases (B, 1, 28, 84), each box on its own; empty boxes
+    stay empty."""
     batch = len(images)
-    tiles = images.reshape(batch, 1, BOX, 3, BOX).permute(0, 3, 1, 2, 4).reshape(batch * 3, 1, BOX, BOX)
+    tiles = images.reshape(batch, 1, BOX, 3, BOX).permute(0, 3, 1, 2, 4).reshape(
+        batch * 3, 1, BOX, BOX)
     n = len(tiles)
     if setting.flag_ones > 0:
         tiles = with_flags(tiles, (tokens[:, :3] == 1).reshape(-1), generator, setting)
     tiles = stroke_width(tiles, generator, setting)
     inverse, shift = geometry(n, generator, setting)
     wide = BOX + 2 * MARGIN
-    ys, xs = torch.meshgrid(torch.arange(BOX) + 0.5 - BOX / 2, torch.arange(wide) + 0.5 - wide / 2, indexing="ij")
-    out = torch.stack([xs, ys], -1).reshape(1, -1, 2) - shift[:, None, :]  # (n, 28 * wide, 2), pixels
+    ys, xs = torch.meshgrid(torch.arange(BOX) + 0.5 - BOX / 2,
+                            torch.arange(wide) + 0.5 - wide / 2, indexing="ij")
+    # (n, 28 * wide, 2), pixels
+    out = torch.stack([xs, ys], -1).reshape(1, -1, 2) - shift[:, None, :]
     source = torch.einsum("nij,npj->npi", inverse, out).reshape(n, BOX, wide, 2)
     source = source + elastic_field(n, generator, setting, BOX, wide)
-    warped = F.grid_sample(tiles, source / (BOX / 2), mode="bilinear", padding_mode="zeros", align_corners=False)
+    warped = F.grid_sample(tiles, source / (BOX / 2), mode="bilinear",
+                           padding_mode="zeros", align_corners=False)
     warped = warped.reshape(batch, 3, BOX, wide)
     strip = torch.zeros(batch, BOX, 3 * BOX + 2 * MARGIN)
-    for k in range(3):  # the margins overlap: ink that crossed an edge lands in the neighbouring box
-        strip[:, :, k * BOX:k * BOX + wide] = torch.maximum(strip[:, :, k * BOX:k * BOX + wide], warped[:, k])
+    # the margins overlap: ink that crossed an edge lands in the neighbouring box
+    for k in range(3):
+        strip[:, :, k * BOX:k * BOX + wide] = torch.maximum(
+            strip[:, :, k * BOX:k * BOX + wide], warped[:, k])
     warped = strip[:, None, :, MARGIN:MARGIN + 3 * BOX].clamp(0, 1)
-    # thinning and shrinking leave faint grey lines; a pen's line is as dark however thin it is
+    # thinning and shrinking leave faint grey lines; a pen's line is as dark however
+    # thin it is
     boxes = warped.reshape(batch, 1, BOX, 3, BOX)
     boxes = boxes / boxes.amax(dim=(2, 4), keepdim=True).clamp_min(0.2)
     warped = boxes.clamp(0, 1).reshape(batch, 1, BOX, 3 * BOX)
-    keep = (torch.rand(batch, generator=generator) < setting.clean_share)[:, None, None, None]
+    keep = (torch.rand(batch, generator=generator)
+            < setting.clean_share)[:, None, None, None]
     return torch.where(keep, images, warped)
 
 
@@ -285,8 +330,9 @@ def read_report(path):
     """The ablation report at `path`, refused if its seal does not match its content."""
     report = json.loads(Path(path).read_text(encoding="utf-8"))
     if report.get("seal") != seal_of(report):
-        raise ValueError(f"{path}: its seal does not match its content (edited by hand?); "
-                         "run `make ablations` again")
+        raise ValueError(
+            f"{path}: its seal does not match its content (edited by hand?); "
+            "run `make ablations` again")
     return report
 
 
@@ -314,15 +360,17 @@ def reading_confidence(readings, probabilities):
     including its first `<end>` (a reading that never ends counts every step)."""
     chosen = probabilities.gather(-1, readings[..., None])[..., 0]
     steps = torch.arange(readings.shape[1]).expand_as(readings)
-    last = torch.where(readings == END, steps, readings.shape[1] - 1).min(dim=1, keepdim=True).values
+    last = torch.where(readings == END, steps,
+                       readings.shape[1] - 1).min(dim=1, keepdim=True).values
     return torch.where(steps <= last, chosen, torch.ones_like(chosen)).prod(dim=1)
 
 
 def fit_temperature(logits, readings, right):
-    """The T of softmax(logits / T) whose reading confidence best predicts which readings
-    are right (least binary cross-entropy), on a grid from 0.25 to 4."""
+    """The T of softmax(logits / T) whose reading confidence best predicts which
+    readings are right (least binary cross-entropy), on a grid from 0.25 to 4."""
     grid = torch.exp(torch.linspace(math.log(0.25), math.log(4), 201))
     losses = [F.binary_cross_entropy(
-        reading_confidence(readings, (logits / t).softmax(-1)).clamp(1e-6, 1 - 1e-6), right.float())
+        reading_confidence(readings, (logits / t).softmax(-1)).clamp(1e-6, 1 - 1e-6),
+        right.float())
         for t in grid]
     return grid[int(torch.stack(losses).argmin())].item()
