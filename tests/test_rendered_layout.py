@@ -23,10 +23,10 @@ VIEWPORTS = {"desktop": DESKTOP, "phone": PHONE}
 # scroll sideways on a phone. Lower a number when a post gets shorter; never raise one to let a
 # post grow: fold what is secondary instead (docs/writing-posts.md).
 LAYOUT_CEILING = {
-    "2026-06-18-reading-three-digits": {"desktop": 15.5, "phone": 27.0, "sideways": []},
-    "2026-06-25-reading-when-to-stop": {"desktop": 12.0, "phone": 20.5, "sideways": []},
-    "2026-07-02-reading-numbers-aloud": {"desktop": 18.5, "phone": 32.5, "sideways": []},
-    "2026-07-09-reading-handwriting": {"desktop": 15.5, "phone": 27.5, "sideways": []},
+    "2026-06-18-reading-three-digits": {"desktop": 12.0, "phone": 21.0, "sideways": []},
+    "2026-06-25-reading-when-to-stop": {"desktop": 12.0, "phone": 20.0, "sideways": []},
+    "2026-07-02-reading-numbers-aloud": {"desktop": 14.5, "phone": 25.5, "sideways": []},
+    "2026-07-09-reading-handwriting": {"desktop": 13.5, "phone": 24.0, "sideways": []},
 }
 
 
