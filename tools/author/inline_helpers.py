@@ -42,7 +42,7 @@ from tools.author.post_links import repository_url
 # _three_digits.py are generated from part 1's marked cells, _reader.py from part 2's (tools/author/export_cells.py).
 HELPERS = {"_results.py": [], "_seal.py": [], "_spread.py": ["_results.py", "_seal.py"], "_style.py": [], "_arch.py": ["_style.py"],
            "_encoder_decoder.py": [], "_three_digits.py": [], "_reader.py": [], "_handwriting.py": [], "_pen.py": ["_handwriting.py"]}
-WHAT_THEY_GIVE = {"_results.py": "named results", "_seal.py": "report seals", "_spread.py": "re-run spread", "_style.py": "chart style",
+WHAT_THEY_GIVE = {"_results.py": "named results", "_seal.py": "the reports' checks", "_spread.py": "the re-runs' table", "_style.py": "chart style",
                   "_arch.py": "architecture diagrams", "_encoder_decoder.py": "part 1's reader",
                   "_three_digits.py": "part 1's canvases",
                   "_reader.py": "part 2's training",
