@@ -520,9 +520,10 @@ async function read() {
     const lastDigit = [...reading.querySelectorAll("li.digit")].at(-1);
     if (lastDigit) showMapOf(lastDigit);
     else { heat.clearRect(0, 0, overlay.width, overlay.height); looked.textContent = ""; }
-    const steady = digits ? await steadyConfidence(runtime, input.pixels, chosen, confidence,
-                                                   card?.unsure_shifts, temperature) : confidence;
-    say(verdict(digits, input.small, steady, unsureBelow(card, digits.length), steady !== confidence && Boolean(card?.unsure_shifts?.length)), !digits);
+    const shifts = Array.isArray(card?.unsure_shifts) ? card.unsure_shifts : [];
+    const steady = digits ? await steadyConfidence(runtime, input.pixels, chosen, confidence, shifts, temperature)
+      : confidence;
+    say(verdict(digits, input.small, steady, unsureBelow(card, digits.length), shifts.length > 0), !digits);
     // the whole reading, the moved copies included: what the visitor waits for the verdict
     Object.assign(window.liveReader, { confidence, steady, pixels: input.pixels, chosen,
                                        readMs: checkMs + performance.now() - started });
