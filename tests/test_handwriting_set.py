@@ -214,10 +214,12 @@ def test_python_port_feeds_the_model_what_the_page_does(browser, site_url):
     page.evaluate(RECORDER)
     page_reads, fed_canvases, ported_canvases = [], [], []
     for _, _, strokes in picked:
-        page.evaluate("window.recordedStrokes = []")
+        page.evaluate("window.recordedStrokes = []; window.fedImages = []")
         replay(page, strokes)
         page_reads.append(page.evaluate("window.liveReader.read()"))
-        fed_canvases.append(np.array(page.evaluate("window.fedImages.at(-1)"), dtype=np.float32).reshape(28, 84))
+        # the reading's own canvas is the first the encoder gets; the moved copies of the steady
+        # confidence (the card's unsure_shifts) follow in one batch
+        fed_canvases.append(np.array(page.evaluate("window.fedImages[0]"), dtype=np.float32).reshape(28, 84))
         recorded = [np.array(stroke) for stroke in page.evaluate("window.recordedStrokes")]
         ported_canvases.append(handwriting_set.page_input(recorded).astype(np.float32) / 255)
     context.close()
