@@ -359,9 +359,9 @@ function softmax(scores) {
 // Each token's probability is the softmax of the logits divided by the card's temperature, which
 // the post fitted on the blind test's tuning half so that a reading's probability says how often
 // such readings are right. A reading's confidence is the product of the probabilities of every
-// token it chose, its <end> included: doubt about where the number ends counts too. A reading
-// (or, with the card's unsure_shifts, its steady confidence: steadyConfidence below) below the
-// card's unsure_below (chosen on the same tuning half) is flagged. A product over more
+// token it chose, its <end> included: doubt about where the number ends counts too. A reading whose
+// confidence (with the card's unsure_shifts, its steady confidence: steadyConfidence below) is under
+// the card's unsure_below (chosen on the same tuning half) is flagged. A product over more
 // tokens is smaller, so the card holds one threshold per number of digits read ({"1": …, "2": …,
 // "3": …}); a single number applies to every length. UNSURE and the temperature 1 are only for a
 // card without them.
@@ -397,7 +397,7 @@ function shiftedPixels(pixels, dx, dy) {
 // A reading that a pixel's move would change, or make much less sure, scores low. Without shifts it
 // is the canvas's own.
 async function steadyConfidence({ ort, encoder, decoder }, pixels, chosen, own, shifts, temperature) {
-  if (!Array.isArray(shifts) || !shifts.length || !chosen.length) return own;
+  if (!shifts.length) return own;
   const copies = shifts.length, size = HEIGHT * WIDTH;
   const images = new Float32Array(copies * size);
   shifts.forEach(([dx, dy], i) => images.set(shiftedPixels(pixels, dx, dy), i * size));

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 import yaml
 
+from _reader import START
 from tools.site.browser import CHROMIUM, CHROMIUM_FLAGS, served
 from tools.core.notebooks import REPO_ROOT
 from tools.live.reader_model import as_percent  # a share as the post prints it, and as the card must show it
@@ -494,7 +495,7 @@ def steady_in_python(pixels, chosen, temperature, shifts):
     encoder, decoder = onnx_sessions(READER / "model")
     image = np.asarray(pixels, np.float32).reshape(28, 84)
     images = np.stack([moved(image, dx, dy) for dx, dy in [[0, 0], *shifts]])[:, None]
-    fed = np.array([[10, *chosen[:-1]]] * len(images), np.int64)  # <start>, then the reading
+    fed = np.array([[START, *chosen[:-1]]] * len(images), np.int64)  # <start>, then the reading
     memory = encoder.run(None, {"image": images})[0]
     logits = decoder.run(None, {"memory": memory, "tokens": fed})[0] / temperature
     probabilities = np.exp(logits - logits.max(-1, keepdims=True))
