@@ -158,8 +158,8 @@ reader-model: $(READY)  ## publish the handwriting post's exported model into re
 aloud-model: $(READY)  ## publish the numbers-aloud post's exported model into the decoding lab, reader/aloud/model/ (checks its printed SHA-256s)
 	$(PY) -m tools.live.aloud_model
 
-ablations: $(READY)  ## the handwriting post's ablations: one reader per part of the cure switched off; writes its sealed ablations.json (tens of minutes)
-	$(PY) -m tools.live.ablations
+ablations: $(READY)  ## the handwriting post's ablations, one reader per row (tens of minutes); ROWS="wider longer" trains only those rows
+	$(PY) -m tools.live.ablations $(if $(ROWS),--rows $(ROWS))
 
 pen-test: $(READY)  ## the blind test on people's handwriting: UCI's pen digits through the page's preprocessing, read by reader/model
 	$(PY) -m tools.live.pen_set --score reader/model

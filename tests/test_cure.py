@@ -126,6 +126,52 @@ def test_a_report_made_by_other_code_is_refused(tmp_path):
     assert ablation_report.report_problems(path) == []
 
 
+def scored(key, value, made=None):
+    """A report row with every score at `value`."""
+    return {"key": key, "name": key, **{score: value for score in ablation_report.SCORES},
+            **({"made": made} if made else {})}
+
+
+def test_rows_made_again_join_a_current_report_in_the_tools_order(tmp_path):
+    made = {"rows": [scored("nothing", 0.5), scored("everything", 0.9)], **ablation_report.BUDGET,
+            "made": "2026-12-01 17:48 UTC", "machine": "x86_64, here", "torch": "2.13.0+cpu",
+            "code": ablation_report.code_digests()}
+    made["seal"] = seal_of(made)
+    path = tmp_path / "ablations.json"
+    path.write_text(json.dumps(made))
+    order = ["nothing", "everything", "wider"]
+    joined = ablation_report.merged(path, [scored("wider", 0.95, "2026-12-06 14:00 UTC"),
+                                           scored("nothing", 0.6, "2026-12-06 14:00 UTC")],
+                                    order, "x86_64, here", "2.13.0+cpu")
+    assert [(row["key"], row["mnist"], row["made"]) for row in joined["rows"]] == [
+        ("nothing", 0.6, "2026-12-06 14:00 UTC"), ("everything", 0.9, "2026-12-01 17:48 UTC"),
+        ("wider", 0.95, "2026-12-06 14:00 UTC")], "a row made again replaces its old self; each row keeps its date"
+    assert joined["made"] == "2026-12-01 17:48 UTC to 2026-12-06 14:00 UTC"
+    assert seal_of(joined) == joined["seal"] and ablation_report.shape_problem(joined) is None
+    path.write_text(json.dumps(joined))
+    assert ablation_report.report_problems(path) == [], "what it writes is a report make check takes"
+
+
+@pytest.mark.parametrize("change, why", [
+    ({"machine": "x86_64, elsewhere"}, "made with machine x86_64, elsewhere"),
+    ({"torch": "2.12.0+cpu"}, "made with torch 2.12.0+cpu"),
+    ({"epochs": 5}, "its budget is not the one this tool trains with"),
+    ({"rows": [scored("gone", 0.5)]}, "its rows gone are no longer the tool's"),
+    ({"code": {"_cure.py": "0" * 64}}, "made by other code"),
+])
+def test_rows_do_not_join_a_report_made_apart(tmp_path, change, why):
+    made = {"rows": [scored("nothing", 0.5)], **ablation_report.BUDGET, "made": "2026-12-01 17:48 UTC",
+            "machine": "x86_64, here", "torch": "2.13.0+cpu", "code": ablation_report.code_digests(), **change}
+    made["seal"] = seal_of(made)
+    path = tmp_path / "ablations.json"
+    path.write_text(json.dumps(made))
+    with pytest.raises(ValueError, match=why.replace("(", r"\(").replace("+", r"\+")):
+        ablation_report.merged(path, [scored("wider", 0.9, "now")], ["nothing", "wider"], "x86_64, here",
+                               "2.13.0+cpu")
+    with pytest.raises(ValueError, match="there is none"):
+        ablation_report.merged(tmp_path / "none.json", [], ["nothing"], "x86_64, here", "2.13.0+cpu")
+
+
 # ---- the table the post prints is the report's -------------------------------------------------------------
 
 COLUMNS = (("MNIST", "mnist"), ("tuning 1", "pen_tuning_1"), ("tuning 3", "pen_tuning_3"), ("test 1", "pen_test_1"),
@@ -253,3 +299,21 @@ def test_a_report_is_not_re_keyed_to_helpers_that_do_other_things_or_were_not_it
     with pytest.raises(ValueError, match="was not made by HEAD's _cure.py"):
         ablation_report.rekey("HEAD", path, root)
     assert json.loads(path.read_text()) == made, "nothing is written when it cannot re-key"
+
+
+def test_every_ablation_row_changes_fields_that_exist():
+    """A misspelt field fails here, not forty minutes into `make ablations`."""
+    import dataclasses
+
+    import _encoder_decoder
+    import _reader
+    from tools.live import ablations
+    for row in ablations.ROWS:
+        dataclasses.replace(_cure.Cure(), **row.cure)
+        dataclasses.replace(_cure.Augmentation(), **row.augmentation)
+        dataclasses.replace(_encoder_decoder.ReaderConfig(_reader.VOCAB), **row.model)
+        dataclasses.replace(_reader.Recipe(), **row.recipe)
+    assert len({row.key for row in ablations.ROWS}) == len(ablations.ROWS), "keys name one row each"
+    assert [row.key for row in ablations.chosen_rows(["longer", "wider"])] == ["wider", "longer"]
+    with pytest.raises(SystemExit, match="no ablation row widest"):
+        ablations.chosen_rows(["widest"])

@@ -68,6 +68,34 @@ def rekey(ref, path=REPORT, root=REPO_ROOT):
     return f"{path.name}: re-keyed from the helpers at {ref} to behaviour digests (seal {rekeyed['seal'][:16]})"
 
 
+def merged(path, new_rows, order, machine, torch_version):
+    """The report at `path` with `new_rows` in place of its rows of the same keys (or beside them), in the
+    order of the keys in `order`, sealed again. Each row keeps when it was made; the report's `made` spans
+    them. Raises ValueError, saying why, when the report cannot take rows made now: there is none, it is
+    not current (`report_problems`), its budget is not BUDGET, or it was made on another machine or torch."""
+    if not path.exists():
+        raise ValueError("there is none to add rows to; run `make ablations` for every row")
+    problems = report_problems(path)
+    if problems:
+        raise ValueError(problems[0])
+    before = json.loads(path.read_text(encoding="utf-8"))
+    if any(before[key] != value for key, value in BUDGET.items()):
+        raise ValueError("its budget is not the one this tool trains with; run `make ablations` for every row")
+    for key, here in (("machine", machine), ("torch", torch_version)):
+        if before.get(key) != here:
+            raise ValueError(f"it was made with {key} {before.get(key)}, not this one ({here}): rows made "
+                             "apart do not compare; run `make ablations` for every row here")
+    rows = {row["key"]: {"made": before["made"], **row} for row in before["rows"]}
+    rows.update({row["key"]: row for row in new_rows})
+    unknown = sorted(set(rows) - set(order))
+    if unknown:
+        raise ValueError(f"its rows {', '.join(unknown)} are no longer the tool's; run `make ablations` for every row")
+    ordered = [rows[key] for key in order if key in rows]
+    dates = sorted({row["made"] for row in ordered})
+    span = dates[0] if len(dates) == 1 else f"{dates[0]} to {dates[-1]}"
+    return sealed({**{key: value for key, value in before.items() if key != "seal"}, "rows": ordered, "made": span})
+
+
 SCORES = ("mnist", "synthetic", "pen_tuning_1", "pen_tuning_2", "pen_tuning_3", "pen_test_1", "pen_test_2", "pen_test_3")
 
 
