@@ -233,8 +233,8 @@ def setup_source(helpers, root=REPO_ROOT, packages=(), repo_url=None):
     gives = in_words(WHAT_THEY_GIVE[name] for name in helpers)
     parts = [
         "#| code-fold: true",
-        f'#| code-summary: "Setup: {"missing packages, " if packages else ""}{gives or "the numeric path"}'
-        f'{f" (generated from {names})" if names else ""}"',
+        # The files it is generated from are named in its first line, not in the summary: a line saved on the page.
+        f'#| code-summary: "Setup: {"missing packages, " if packages else ""}{gives or "the numeric path"}"',
         f"# Generated from {names or 'tools/author/inline_helpers.py'} of {repo_url or repository_url()}; "
         f"edit {'those files' if len(helpers) > 1 else 'that file' if helpers else 'that'}, not this cell.",
     ]
