@@ -585,12 +585,13 @@ def carry_case():
     def run(path, seed, value, cpu="AMD EPYC"):
         return {"label": f"{path} {seed}", "path": path, "seed": seed, "cpu": cpu,
                 "results": {"exact": {"text": f"{value}%", "number": float(value)}}}
-    runs = [run("native", 0, 88), run("pinned", 1, 87), run("native", 2, 89), run("native", 1, 86)]
+    runs = [run("native", 0, 88), run("pinned", 1, 87), run("native", 2, 89), run("pinned", 2, 86),
+            run("pinned", 3, 88.5)]
     earlier = {"made_at": "2026-12-04T00:00:00+00:00", "code_sha256": "0" * 64, "machine": {"cpu": "Intel Xeon"},
                "paths": {"pinned": {"MKL_CBWR": "AVX2"}, "native": {"MKL_CBWR": "AUTO"}},
                "page": {"path": "pinned", "seed": 0, "numerics": None,
                         "results": {"exact": {"text": "85%", "number": 85.0}}},
-               "runs": [dict(r) for r in runs[:3]]}
+               "runs": copy.deepcopy(runs)}
     return earlier, runs
 
 
@@ -601,12 +602,15 @@ def test_a_page_of_another_chip_is_carried_only_where_the_change_moved_no_result
     assert (carried["path"], carried["seed"]) == ("pinned", 0) and "carried" in carried["label"]
     assert carried["environment"] == {"MKL_CBWR": "AVX2"} and carried["carried_from"]["code_sha256"] == "0" * 64
 
+    other_host = copy.deepcopy(earlier)
+    other_host["runs"][0]["results"]["exact"]["number"] = 88.25  # a native run made on another host of the type
+    assert spread.carried_page(other_host, runs)["cpu"] == "Intel Xeon", "the native path is the machine's own"
     moved = copy.deepcopy(earlier)
-    moved["runs"][1]["results"]["exact"]["number"] = 87.5  # the change moved a result on this machine
+    moved["runs"][1]["results"]["exact"]["number"] = 87.5  # the change moved a result on the pinned path
     with pytest.raises(NotebookError, match="1 of them with other results"):
         spread.carried_page(moved, runs)
-    too_few = {**earlier, "runs": earlier["runs"][:2]}
-    with pytest.raises(NotebookError, match="2 runs in common"):
+    too_few = {**earlier, "runs": earlier["runs"][:4]}
+    with pytest.raises(NotebookError, match="2 pinned-path runs in common"):
         spread.carried_page(too_few, runs)
     same_chip = {**earlier, "machine": {"cpu": "AMD EPYC"}}
     with pytest.raises(NotebookError, match="only a page of another chip"):

@@ -27,7 +27,8 @@ Progress is printed per run and per cell.
 A page made on another chip need not drop out of the spread when the post is re-executed here
 after a change that moves no result (a cell cut in two, a figure's layout): `CARRY=REF` keeps the
 page run of the report at git ref REF as one more run, when that page ran on another CPU than this
-one and every run both reports made (same path, same seed) gave the same results under both codes.
+one and every pinned-path run both reports made (same seed) gave the same results under both codes
+(at least three of them; the native path is the machine's own, so it is not compared).
 The run says where it came from; nothing else is carried.
 """
 import argparse
@@ -136,19 +137,22 @@ CARRY_MATCHES = 3  # common runs with equal results that show a code change move
 
 def carried_page(earlier, runs):
     """The page run of the `earlier` report (read and seal-checked) as one more run, or NotebookError saying why
-    not: it must come from a CPU none of `runs` ran on, and the runs both reports made must agree to the last
-    digit, at least CARRY_MATCHES of them, so that the code it ran computes what this code computes."""
+    not: it must come from a CPU none of `runs` ran on, and the runs both reports made on the pinned path must
+    agree to the last digit, at least CARRY_MATCHES of them, so that the code it ran computes what this code
+    computes. Native runs are not compared: that path is the machine's own, and two machines that name the same
+    CPU (two hosts of one cloud type) can take different kernels on it, so a difference there says nothing of
+    the code."""
     machine = (earlier.get("machine") or {}).get("cpu")
     covered = sorted({run.get("cpu") or "an unnamed CPU" for run in runs})
     if not machine or machine in covered:
         raise NotebookError(f"the earlier page ran on {machine or 'an unnamed CPU'}, and the runs on "
                             f"{', '.join(covered)}: only a page of another chip is worth carrying")
     made = {(run["path"], run["seed"]): run["results"] for run in runs}
-    common = [run for run in earlier["runs"] if (run["path"], run["seed"]) in made]
+    common = [run for run in earlier["runs"] if run["path"] == "pinned" and (run["path"], run["seed"]) in made]
     moved = [run["label"] for run in common if run["results"] != made[run["path"], run["seed"]]]
     if moved or len(common) < CARRY_MATCHES:
         raise NotebookError(f"the earlier report's runs do not show the code change moving nothing: "
-                            f"{len(common)} runs in common (at least {CARRY_MATCHES} needed), "
+                            f"{len(common)} pinned-path runs in common (at least {CARRY_MATCHES} needed), "
                             f"{len(moved)} of them with other results ({', '.join(moved[:3])})")
     page = earlier["page"]
     return {"label": f"the page of {earlier['made_at'][:10]} on {machine} ({page['path']} path, seed {page['seed']}), "
