@@ -643,6 +643,29 @@ def test_no_model_token_is_written_as_an_html_tag(rendered_site):
     assert found == {}, f"tokens the browser will drop, by page: {found}"
 
 
+# A share whose sign a line may break away from: a number, an ordinary space, "%", in the words of a page
+# (outside code, printed outputs and scripts, which keep their spaces).
+PARTED_SHARE = re.compile(r"\d (?:%|&#37;)")
+
+
+def parted_shares(html):
+    """The shares in a page's words that a line break could split before their "%"."""
+    words = re.sub(r"<(script|pre|code|style)\b.*?</\1>", "", html, flags=re.S)
+    return PARTED_SHARE.findall(re.sub(r"<[^>]+>", "", words))
+
+
+def test_a_share_that_can_part_from_its_sign_is_caught():
+    assert parted_shares("<p>reads 87.5 %<!--=x--> of them</p>") == ["5 %"]
+    assert parted_shares("<p>reads 87.5\u00a0% of them, and <code>x = 5 %</code></p><pre>9 %</pre>") == []
+
+
+def test_no_share_parts_from_its_sign(rendered_site):
+    """assets/units.lua puts a no-break space between a number and its "%", in every page's words."""
+    found = {str(page.relative_to(rendered_site)): shares[:3] for page in html_pages(rendered_site)
+             if (shares := parted_shares(page.read_text(encoding="utf-8")))}
+    assert found == {}, f"shares a line may split before their sign, by page: {found}"
+
+
 # Markup as Quarto 1.7 writes it for a folding callout and a long printed line.
 QUARTO_LIKE_BODY = """
 <div class="callout callout-style-default callout-note callout-titled">
