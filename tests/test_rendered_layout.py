@@ -4,7 +4,8 @@ Measured on the real render in Chromium, with the folds closed, the way `make sc
 (tools/site/screenshots.py's `settled_layout`, one definition for both):
 
 - a post's length in screens (the viewport's height each) at 1280 px and at 390 px;
-- the figures that need a sideways scroll on a phone (a frame wider than the screen).
+- the figures that need a sideways scroll on a phone (a frame wider than the screen);
+- on a desktop, the code on screen whose lines wrap and the printed output cut at the column's edge.
 
 The target is SCREENS_TARGET (12 screens on a desktop, 20 on a phone) and no sideways figure. Not every
 post meets it yet, so each post also has a ceiling in LAYOUT_CEILING, its length as last measured: a
@@ -23,10 +24,10 @@ VIEWPORTS = {"desktop": DESKTOP, "phone": PHONE}
 # scroll sideways on a phone. Lower a number when a post gets shorter; never raise one to let a
 # post grow: fold what is secondary instead (docs/writing-posts.md).
 LAYOUT_CEILING = {
-    "2026-06-18-reading-three-digits": {"desktop": 12.0, "phone": 21.0, "sideways": []},
+    "2026-06-18-reading-three-digits": {"desktop": 12.0, "phone": 20.5, "sideways": []},
     "2026-06-25-reading-when-to-stop": {"desktop": 12.0, "phone": 20.0, "sideways": []},
-    "2026-07-02-reading-numbers-aloud": {"desktop": 14.5, "phone": 25.5, "sideways": []},
-    "2026-07-09-reading-handwriting": {"desktop": 13.5, "phone": 24.0, "sideways": []},
+    "2026-07-02-reading-numbers-aloud": {"desktop": 13.5, "phone": 25.0, "sideways": []},
+    "2026-07-09-reading-handwriting": {"desktop": 12.5, "phone": 23.5, "sideways": []},
 }
 
 
@@ -40,6 +41,11 @@ def layout_problems(name, viewport, found, ceiling):
                         + (f"its ceiling of {allowed:g} (the target is {target})" if allowed > target
                            else f"the target of {target}")
                         + ": fold what is secondary (a figure's code, a side experiment)")
+    if viewport == "desktop":  # a phone wraps code and scrolls output; a desktop's column need not
+        problems += [f"{name}: a line of code wraps at 1280 px: {line!r}: keep it within 88 columns"
+                     for line in found.get("wrapped", [])]
+        problems += [f"{name}: printed output is cut at 1280 px: {line!r}: print shorter lines"
+                     for line in found.get("cut", [])]
     if viewport == "phone":
         spreading = sorted(set(found["sideways"]) - set((ceiling or {}).get("sideways", [])))
         problems += [f"{name}: {label} scrolls sideways on a phone: draw it at most 4.9 in wide "
@@ -69,6 +75,12 @@ WIDE_FIGURE = ("<div class='cell-output-display'><div id='fig-wide' class='quart
 SCROLLING_FRAME = ("<div id='fig-frame'><div class='cell-output-display' style='overflow-x:auto'>"
                    "<img style='width:700px;height:50px;display:block'></div></div>")
 NARROW_FIGURE = WIDE_FIGURE.replace("700px", "300px").replace("fig-wide", "fig-narrow")
+# As Quarto writes a code cell (a span per line, wrapping) and a printed output (scrolling), in a 30em column.
+CODE_AND_OUTPUT = ("<div style='width:30em'><div class='sourceCode'><pre class='sourceCode' style='white-space:pre-wrap'>"
+                   "<code><span>short = 1</span>\n<span>{code}</span></code></pre></div>"
+                   "<div class='cell-output'><pre style='overflow-x:auto'><code>ok\n{output}</code></pre></div>"
+                   "<details><summary>folded</summary><div class='sourceCode'><pre class='sourceCode' "
+                   "style='white-space:pre-wrap'><code><span>{folded}</span></code></pre></div></details></div>")
 
 
 @pytest.mark.slow
@@ -83,6 +95,7 @@ def test_a_long_page_and_a_sideways_figure_are_caught(tmp_path, browser):  # noq
     assert any("over the target of 12" in problem for problem in layout_problems("long", "desktop", long_desktop, None))
     caught = layout_problems("long", "phone", long_phone, None)
     assert any("fig-wide scrolls sideways" in problem for problem in caught) and any("screens" in p for p in caught)
+    assert not [p for p in caught if "wraps" in p or "cut" in p], "a phone may wrap code"
     ceiling = {"desktop": 30, "phone": 30, "sideways": ["fig-wide", "fig-frame"]}
     assert layout_problems("long", "desktop", long_desktop, ceiling) == [], "within its ceiling"
     assert layout_problems("long", "phone", long_phone, {**ceiling, "phone": 20}) == [
@@ -106,3 +119,17 @@ def test_no_post_grows_and_no_figure_scrolls_sideways(rendered_site, browser, no
                     for problem in layout_problems(name, viewport, measure(browser, url, viewport),
                                                    LAYOUT_CEILING.get(name))]
     assert problems == [], "\n".join(problems)
+
+
+@pytest.mark.slow
+def test_wrapped_code_and_cut_output_on_a_desktop_are_caught(tmp_path, browser):  # noqa: F811
+    long, folded = "x = " + "1 + " * 40 + "1", "y = " + "2 + " * 40 + "2"
+    (tmp_path / "cut.html").write_text(a_page(CODE_AND_OUTPUT.format(code=long, output="z" * 200, folded=folded)))
+    (tmp_path / "fits.html").write_text(a_page(CODE_AND_OUTPUT.format(code="x = 1", output="z", folded=folded)))
+    with served(tmp_path) as base:
+        cut, fits = (measure(browser, base + page, "desktop") for page in ("cut.html", "fits.html"))
+    assert cut["wrapped"] == [long[:60]] and cut["cut"] == ["z" * 60], cut
+    assert fits["wrapped"] == [] and fits["cut"] == [], "a folded cell's long line is not on screen"
+    said = layout_problems("cut", "desktop", cut, None)
+    assert [p.split(":")[1].strip() for p in said] == ["a line of code wraps at 1280 px",
+                                                       "printed output is cut at 1280 px"], said

@@ -15,6 +15,8 @@ WIDE_AND_LONG = """<!doctype html><html lang="en"><head><meta charset="utf-8"><t
 
 def test_the_words_say_the_target_and_the_sideways_figures():
     assert screenshots.layout_words("desktop", {"screens": 14.21, "sideways": ["fig-a"]}) == "14.2 screens (over 12)"
+    assert screenshots.layout_words("desktop", {"screens": 9, "sideways": [], "wrapped": ["x = 1 + 1"], "cut": []}) == \
+        "9.0 screens; 1 code line(s) wrap, 0 output(s) cut"
     assert screenshots.layout_words("phone", {"screens": 3, "sideways": ["fig-a", "fig-b"]}) == \
         "3.0 screens; scrolls sideways: fig-a, fig-b"
 

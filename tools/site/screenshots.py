@@ -9,8 +9,9 @@ its toggle stores it), and writes full-page pictures cut into screen-high parts:
 saying a change to a post or to the site is done.
 
 Each line it prints also measures the page against what a post should be: its length in screens
-(folds closed) against SCREENS_TARGET, and on a phone the figures that scroll sideways (a frame
-wider than the screen, assets/layout.html's fallback for a figure too wide to read shrunk).
+(folds closed) against SCREENS_TARGET, on a phone the figures that scroll sideways (a frame
+wider than the screen, assets/layout.html's fallback for a figure too wide to read shrunk), and on
+a desktop the code lines on screen that wrap and the printed outputs cut at the column's edge.
 """
 import argparse
 import io
@@ -35,6 +36,14 @@ LAYOUT = """() => ({
       (box) => box.scrollWidth > box.clientWidth + 1 && ["auto", "scroll"].includes(getComputedStyle(box).overflowX)))
     .map((frame) => (frame.querySelector("[id^='fig-']") || frame.closest("[id^='fig-']") || frame).id
                     || "a figure without a label"),
+  // code on screen (folds closed) whose line wraps: Quarto writes each line of a cell as a span
+  wrapped: [...document.querySelectorAll("main div.sourceCode pre code > span")]
+    .filter((line) => line.checkVisibility() && line.getClientRects().length > 1)
+    .map((line) => line.textContent.trim().slice(0, 60)),
+  // printed output on screen that scrolls sideways: its longest line is cut at the column's edge
+  cut: [...document.querySelectorAll("main .cell-output pre")]
+    .filter((pre) => pre.checkVisibility() && pre.scrollWidth > pre.clientWidth + 1)
+    .map((pre) => pre.textContent.split("\\n").reduce((a, b) => (b.length > a.length ? b : a)).trim().slice(0, 60)),
 })"""
 
 
@@ -59,6 +68,8 @@ def layout_words(viewport, found):
     words = f"{found['screens']:.1f} screens" + (f" (over {target})" if found["screens"] > target else "")
     if viewport == "phone" and found["sideways"]:
         words += f"; scrolls sideways: {', '.join(found['sideways'])}"
+    if viewport == "desktop" and (found.get("wrapped") or found.get("cut")):
+        words += f"; {len(found.get('wrapped', []))} code line(s) wrap, {len(found.get('cut', []))} output(s) cut"
     return words
 
 
