@@ -37,10 +37,10 @@ import dataclasses
 import json
 import math
 import multiprocessing
-import typing
 import platform
 import sys
 import time
+import typing
 from datetime import datetime, timezone
 
 import numpy as np
@@ -91,7 +91,6 @@ ROWS = [
     Row("seed_1", "everything, seed 1", seed=1),
     Row("seed_2", "everything, seed 2", seed=2),
 ]
-
 
 
 def sets(budget):
