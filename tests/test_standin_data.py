@@ -97,3 +97,16 @@ def test_stale_standin_is_rebuilt(standin, tmp_path):
     standin_data.write_npz({key: value[:100] for key, value in arrays.items()}, small)  # an older, smaller stand-in
     standin_data.build(hf_home=tmp_path / "hf")
     assert sha256_of(small) == standin_data.STAND_IN_SHA256["mnist/mnist-small.npz"]
+
+
+def test_builders_writing_at_once_each_leave_the_whole_file(tmp_path):
+    """The test suite's workers may build the stand-in at the same moment: each writes its own partial
+    file and replaces the target whole, so none fails and no partial file is left (CI once lost one
+    worker's `.partial` to another's rename)."""
+    import multiprocessing
+    path = tmp_path / "mnist" / "shared.npz"
+    arrays = {"x": np.arange(200_000, dtype=np.uint8), "y": np.arange(10, dtype=np.uint8)}
+    with multiprocessing.get_context("fork").Pool(4) as pool:
+        pool.starmap(standin_data.write_npz, [(arrays, path)] * 8)
+    assert sorted(p.name for p in path.parent.iterdir()) == ["shared.npz"]
+    assert np.array_equal(np.load(path)["x"], arrays["x"])

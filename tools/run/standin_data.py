@@ -23,6 +23,7 @@ stand-in there would silently replace the real data.
 import argparse
 import gzip
 import hashlib
+import os
 import pickle
 import subprocess
 import sys
@@ -146,16 +147,21 @@ def write_npz(arrays, path):
 
     np.savez stamps each member with the current time, so the digest the posts
     print would change with every rebuild; a fixed timestamp keeps it stable.
-    A half-written file never sits where the posts look.
+    A half-written file never sits where the posts look. Each process writes its own partial
+    file: two that build at once (the test suite's workers) each replace the file whole with
+    the same bytes, and neither loses its partial file to the other.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(path.name + ".partial")
-    with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_STORED) as archive:
-        for name, array in arrays.items():
-            member = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
-            with archive.open(member, "w", force_zip64=True) as stream:
-                np.lib.format.write_array(stream, np.ascontiguousarray(array), allow_pickle=False)
-    partial.replace(path)
+    partial = path.with_name(f"{path.name}.{os.getpid()}.partial")
+    try:
+        with zipfile.ZipFile(partial, "w", compression=zipfile.ZIP_STORED) as archive:
+            for name, array in arrays.items():
+                member = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+                with archive.open(member, "w", force_zip64=True) as stream:
+                    np.lib.format.write_array(stream, np.ascontiguousarray(array), allow_pickle=False)
+        partial.replace(path)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def build(cache_dir=CACHE_DIR, hf_home=HF_HOME):
