@@ -52,6 +52,18 @@ def no_render(why):
     pytest.skip(why)
 
 
+def pandoc_html(markdown, lua_filter=None):
+    """`markdown` as pandoc writes it in HTML, through `lua_filter` when one is given (a filter's own test)."""
+    binary = pandoc()
+    if binary is None:
+        no_render("no pandoc (Quarto brings one)")
+    done = subprocess.run([binary, "-f", "markdown", "-t", "html", "--wrap=none",
+                           *(["-L", str(lua_filter)] if lua_filter else [])],
+                          input=markdown, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
 def page_text():
     """The fixture page: the docs' three examples, one section each."""
     sections = [f"## {kind.capitalize()}\n\n{example}" for kind, example in zip(KINDS, EXAMPLES)]

@@ -5,11 +5,9 @@ raw HTML tag, and the browser drops it: the re-run tables said "smallest P() whe
 filter gives <start>, <end> and <pad> back as text; everything else passes untouched. Run with the
 pandoc Quarto brings (fast); the rendered site is checked for the same in test_rendered_site.py.
 """
-import subprocess
-
 import yaml
 
-from tests.test_questions import no_render, pandoc
+from tests.test_questions import pandoc_html
 from tools.core.notebooks import REPO_ROOT
 
 FILTER = REPO_ROOT / "assets" / "tokens.lua"
@@ -18,14 +16,7 @@ TABLE = "| result | this page |\n|:--|--:|\n| hundred on <end> | 0.77 |\n"
 
 
 def to_html(markdown, filtered=True):
-    binary = pandoc()
-    if binary is None:
-        no_render("no pandoc (Quarto brings one)")
-    done = subprocess.run([binary, "-f", "markdown", "-t", "html", "--wrap=none",
-                           *(["-L", str(FILTER)] if filtered else [])],
-                          input=markdown, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    return pandoc_html(markdown, FILTER if filtered else None)
 
 
 def test_without_the_filter_a_bare_token_becomes_a_tag():

@@ -4,9 +4,7 @@ The posts write "87.5 %", and a line could break in that space, leaving the "%" 
 the next line. The filter puts a no-break space there; code keeps its spaces. Run with the pandoc
 Quarto brings (fast); the rendered posts are checked for the same in test_rendered_site.py.
 """
-import subprocess
-
-from tests.test_questions import no_render, pandoc
+from tests.test_questions import pandoc_html
 from tools.core.notebooks import REPO_ROOT
 
 FILTER = REPO_ROOT / "assets" / "units.lua"
@@ -15,14 +13,7 @@ PROSE = ("The cure reads 87.5 %<!--=exact--> of them, between 82.3 % and 87.0 %,
 
 
 def to_html(markdown, filtered=True):
-    binary = pandoc()
-    if binary is None:
-        no_render("no pandoc (Quarto brings one)")
-    done = subprocess.run([binary, "-f", "markdown", "-t", "html", "--wrap=none",
-                           *(["-L", str(FILTER)] if filtered else [])],
-                          input=markdown, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    return done.stdout
+    return pandoc_html(markdown, FILTER if filtered else None)
 
 
 def test_without_the_filter_the_sign_can_part_from_its_number():
