@@ -5,7 +5,8 @@ Measured on the real render in Chromium, with the folds closed, the way `make sc
 
 - a post's length in screens (the viewport's height each) at 1280 px and at 390 px;
 - the figures that need a sideways scroll on a phone (a frame wider than the screen);
-- on a desktop, the code on screen whose lines wrap and the printed output cut at the column's edge.
+- on a desktop, the code on screen whose lines wrap and the printed output cut at the column's edge;
+- on a phone, a wrapped line of code whose later rows do not hang in from its indentation.
 
 The target is SCREENS_TARGET (12 screens on a desktop, 20 on a phone) and no sideways figure. Not every
 post meets it yet, so each post also has a ceiling in LAYOUT_CEILING, its length as last measured: a
@@ -14,6 +15,7 @@ target is held to the target. Each check is first proven on a page written here,
 """
 import pytest
 
+from tools.core.notebooks import REPO_ROOT
 from tests.test_rendered_site import DESKTOP, PHONE, browser, post_page, published_posts, rendered_site  # noqa: F401
 from tools.site.browser import served
 from tools.site.screenshots import SCREENS_TARGET, settled_layout
@@ -24,10 +26,10 @@ VIEWPORTS = {"desktop": DESKTOP, "phone": PHONE}
 # scroll sideways on a phone. Lower a number when a post gets shorter; never raise one to let a
 # post grow: fold what is secondary instead (docs/writing-posts.md).
 LAYOUT_CEILING = {
-    "2026-06-18-reading-three-digits": {"desktop": 12.0, "phone": 20.5, "sideways": []},
+    "2026-06-18-reading-three-digits": {"desktop": 12.0, "phone": 20.0, "sideways": []},
     "2026-06-25-reading-when-to-stop": {"desktop": 12.0, "phone": 20.0, "sideways": []},
-    "2026-07-02-reading-numbers-aloud": {"desktop": 13.5, "phone": 25.0, "sideways": []},
-    "2026-07-09-reading-handwriting": {"desktop": 12.5, "phone": 23.5, "sideways": []},
+    "2026-07-02-reading-numbers-aloud": {"desktop": 12.0, "phone": 22.5, "sideways": []},
+    "2026-07-09-reading-handwriting": {"desktop": 12.0, "phone": 22.5, "sideways": []},
 }
 
 
@@ -47,6 +49,8 @@ def layout_problems(name, viewport, found, ceiling):
         problems += [f"{name}: printed output is cut at 1280 px: {line!r}: print shorter lines"
                      for line in found.get("cut", [])]
     if viewport == "phone":
+        problems += [f"{name}: a wrapped line of code does not hang in on a phone: {line!r}: its later rows "
+                     "would read as lines of their own (assets/layout.html hangs them)" for line in found.get("unhung", [])]
         spreading = sorted(set(found["sideways"]) - set((ceiling or {}).get("sideways", [])))
         problems += [f"{name}: {label} scrolls sideways on a phone: draw it at most 4.9 in wide "
                      "(stack its panels)" for label in spreading]
@@ -75,9 +79,12 @@ WIDE_FIGURE = ("<div class='cell-output-display'><div id='fig-wide' class='quart
 SCROLLING_FRAME = ("<div id='fig-frame'><div class='cell-output-display' style='overflow-x:auto'>"
                    "<img style='width:700px;height:50px;display:block'></div></div>")
 NARROW_FIGURE = WIDE_FIGURE.replace("700px", "300px").replace("fig-wide", "fig-narrow")
-# As Quarto writes a code cell (a span per line, wrapping) and a printed output (scrolling), in a 30em column.
+# As Quarto writes a code cell (a span per line, each an inline-block, wrapping) and a printed output
+# (scrolling), in a 30em column.
+CODE_LINE = "<span style='display:inline-block'>{}</span>"
 CODE_AND_OUTPUT = ("<div style='width:30em'><div class='sourceCode'><pre class='sourceCode' style='white-space:pre-wrap'>"
-                   "<code><span>short = 1</span>\n<span>{code}</span></code></pre></div>"
+                   "<code class='sourceCode'>" + CODE_LINE.format("short = 1") + "\n" + CODE_LINE.format("{code}")
+                   + "</code></pre></div>"
                    "<div class='cell-output'><pre style='overflow-x:auto'><code>ok\n{output}</code></pre></div>"
                    "<details><summary>folded</summary><div class='sourceCode'><pre class='sourceCode' "
                    "style='white-space:pre-wrap'><code><span>{folded}</span></code></pre></div></details></div>")
@@ -133,3 +140,20 @@ def test_wrapped_code_and_cut_output_on_a_desktop_are_caught(tmp_path, browser):
     said = layout_problems("cut", "desktop", cut, None)
     assert [p.split(":")[1].strip() for p in said] == ["a line of code wraps at 1280 px",
                                                        "printed output is cut at 1280 px"], said
+
+
+@pytest.mark.slow
+def test_a_wrapped_line_of_code_that_does_not_hang_in_on_a_phone_is_caught(tmp_path, browser):  # noqa: F811
+    """Without assets/layout.html a wrapped line's later rows start at the column's edge, left of the
+    line's own indentation; with it they hang in."""
+    indented = "        total = " + " + ".join(["value"] * 20)
+    page = a_page(CODE_AND_OUTPUT.format(code=indented, output="z", folded="y = 2"))
+    script = (REPO_ROOT / "assets" / "layout.html").read_text(encoding="utf-8")
+    (tmp_path / "flat.html").write_text(page)
+    (tmp_path / "hung.html").write_text(page.replace("</body>", script + "</body>"))
+    with served(tmp_path) as base:
+        flat, hung = (measure(browser, base + name, "phone") for name in ("flat.html", "hung.html"))
+    assert flat["wrapped"] == hung["wrapped"] == [indented.strip()[:60]], (flat, hung)
+    assert flat["unhung"] == [indented.strip()[:60]] and hung["unhung"] == [], (flat, hung)
+    assert any("does not hang in" in problem for problem in layout_problems("flat", "phone", flat, None))
+    assert not [p for p in layout_problems("hung", "phone", hung, None) if "hang" in p]

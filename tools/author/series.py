@@ -74,7 +74,9 @@ def expected_series(post_dir):
     if following:
         lines.append(f"Next: [{title_of(posts_dir, following)}](../{following}/{NOTEBOOK_NAME})")
     lines.append(f"The words the parts share are in the [glossary](../../{GLOSSARY}).")
-    return {"order": part, "subtitle": f"Part {part} of {parts}"}, "---\n\n" + "\n\n".join(lines)
+    # one paragraph, a line each (Markdown's hard breaks): the lines belong together, and paragraph gaps
+    # between them would only lengthen the page
+    return {"order": part, "subtitle": f"Part {part} of {parts}"}, "---\n\n" + "\\\n".join(lines)
 
 
 def generated_cells(nb):

@@ -10,8 +10,9 @@ saying a change to a post or to the site is done.
 
 Each line it prints also measures the page against what a post should be: its length in screens
 (folds closed) against SCREENS_TARGET, on a phone the figures that scroll sideways (a frame
-wider than the screen, assets/layout.html's fallback for a figure too wide to read shrunk), and on
-a desktop the code lines on screen that wrap and the printed outputs cut at the column's edge.
+wider than the screen, assets/layout.html's fallback for a figure too wide to read shrunk) and the
+wrapped code lines whose later rows do not hang in, and on a desktop the code lines on screen that
+wrap and the printed outputs cut at the column's edge.
 """
 import argparse
 import io
@@ -28,7 +29,23 @@ PART_HEIGHT = {"desktop": 1800, "phone": 2400}  # CSS px per picture: long pages
 THEME_SCRIPT = "localStorage.setItem('quarto-color-scheme', '{value}');"
 # A post reads as a lesson in at most this many screens, folds closed (the viewport's height each).
 SCREENS_TARGET = {"desktop": 12, "phone": 20}
-LAYOUT = """() => ({
+LAYOUT = """() => {
+const HANG_FLOOR = 12;
+const codeLines = () => [...document.querySelectorAll("main div.sourceCode pre code > span")]
+  .filter((line) => line.checkVisibility());
+// the left edge of each row a line of code takes, top to bottom, from its text's boxes
+function rowStarts(line) {
+  const range = document.createRange();
+  range.selectNodeContents(line);
+  const rows = [];
+  for (const box of [...range.getClientRects()].filter((box) => box.width > 0).sort((a, b) => a.top - b.top)) {
+    const row = rows.find((known) => Math.abs(known.top - box.top) < box.height / 2);
+    if (row) row.left = Math.min(row.left, box.left);
+    else rows.push({top: box.top, left: box.left});
+  }
+  return rows.map((row) => row.left);
+}
+return {
   screens: document.documentElement.scrollHeight / innerHeight,
   // a figure's frame, or a box inside it (Quarto's .quarto-figure), that scrolls: its image was widened
   sideways: [...document.querySelectorAll("main .cell-output-display")]
@@ -36,15 +53,27 @@ LAYOUT = """() => ({
       (box) => box.scrollWidth > box.clientWidth + 1 && ["auto", "scroll"].includes(getComputedStyle(box).overflowX)))
     .map((frame) => (frame.querySelector("[id^='fig-']") || frame.closest("[id^='fig-']") || frame).id
                     || "a figure without a label"),
-  // code on screen (folds closed) whose line wraps: Quarto writes each line of a cell as a span
-  wrapped: [...document.querySelectorAll("main div.sourceCode pre code > span")]
-    .filter((line) => line.checkVisibility() && line.getClientRects().length > 1)
-    .map((line) => line.textContent.trim().slice(0, 60)),
+  // code on screen (folds closed) whose line wraps: Quarto writes each line of a cell as a span, an
+  // inline-block (one box however many rows it wraps into), so its rows are counted from its text
+  wrapped: codeLines().filter((line) => rowStarts(line).length > 1).map((line) => line.textContent.trim().slice(0, 60)),
+  // a wrapped line of code whose later rows do not start further in than its code does (nor, for a
+  // deeply indented line, at least HANG_FLOOR columns in): it would read as a line of its own
+  unhung: codeLines().filter((line) => {
+    const starts = rowStarts(line);
+    if (starts.length < 2) return false;
+    const context = document.createElement("canvas").getContext("2d");
+    context.font = getComputedStyle(line).font;
+    const column = context.measureText("0").width;
+    const indent = line.textContent.match(/^ */)[0].length;
+    const floor = Math.min(indent + 1, HANG_FLOOR) * column - 1;
+    return starts.slice(1).some((start) => start - line.getBoundingClientRect().left < floor);
+  }).map((line) => line.textContent.trim().slice(0, 60)),
   // printed output on screen that scrolls sideways: its longest line is cut at the column's edge
   cut: [...document.querySelectorAll("main .cell-output pre")]
     .filter((pre) => pre.checkVisibility() && pre.scrollWidth > pre.clientWidth + 1)
     .map((pre) => pre.textContent.split("\\n").reduce((a, b) => (b.length > a.length ? b : a)).trim().slice(0, 60)),
-})"""
+};
+}"""
 
 
 def settled_layout(page):
@@ -68,6 +97,8 @@ def layout_words(viewport, found):
     words = f"{found['screens']:.1f} screens" + (f" (over {target})" if found["screens"] > target else "")
     if viewport == "phone" and found["sideways"]:
         words += f"; scrolls sideways: {', '.join(found['sideways'])}"
+    if viewport == "phone" and found.get("unhung"):
+        words += f"; {len(found['unhung'])} wrapped code line(s) not hung in"
     if viewport == "desktop" and (found.get("wrapped") or found.get("cut")):
         words += f"; {len(found.get('wrapped', []))} code line(s) wrap, {len(found.get('cut', []))} output(s) cut"
     return words
