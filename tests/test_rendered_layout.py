@@ -15,8 +15,8 @@ target is held to the target. Each check is first proven on a page written here,
 """
 import pytest
 
-from tools.core.notebooks import REPO_ROOT
 from tests.test_rendered_site import DESKTOP, PHONE, browser, post_page, published_posts, rendered_site  # noqa: F401
+from tools.core.notebooks import REPO_ROOT
 from tools.site.browser import served
 from tools.site.screenshots import SCREENS_TARGET, settled_layout
 
