@@ -31,8 +31,7 @@ THEME_SCRIPT = "localStorage.setItem('quarto-color-scheme', '{value}');"
 SCREENS_TARGET = {"desktop": 12, "phone": 20}
 LAYOUT = """() => {
 const HANG_FLOOR = 12;
-const codeLines = () => [...document.querySelectorAll("main div.sourceCode pre code > span")]
-  .filter((line) => line.checkVisibility());
+const opening = (line) => line.textContent.trim().slice(0, 60);  // how a problem names a line
 // the left edge of each row a line of code takes, top to bottom, from its text's boxes
 function rowStarts(line) {
   const range = document.createRange();
@@ -45,6 +44,12 @@ function rowStarts(line) {
   }
   return rows.map((row) => row.left);
 }
+// the code lines on screen (folds closed) that wrap, each with where its rows start, measured once
+const wrappedLines = [...document.querySelectorAll("main div.sourceCode pre code > span")]
+  .filter((line) => line.checkVisibility())
+  .map((line) => ({line, starts: rowStarts(line)}))
+  .filter(({starts}) => starts.length > 1);
+const canvas = document.createElement("canvas").getContext("2d");
 return {
   screens: document.documentElement.scrollHeight / innerHeight,
   // a figure's frame, or a box inside it (Quarto's .quarto-figure), that scrolls: its image was widened
@@ -55,19 +60,16 @@ return {
                     || "a figure without a label"),
   // code on screen (folds closed) whose line wraps: Quarto writes each line of a cell as a span, an
   // inline-block (one box however many rows it wraps into), so its rows are counted from its text
-  wrapped: codeLines().filter((line) => rowStarts(line).length > 1).map((line) => line.textContent.trim().slice(0, 60)),
+  wrapped: wrappedLines.map(({line}) => opening(line)),
   // a wrapped line of code whose later rows do not start further in than its code does (nor, for a
   // deeply indented line, at least HANG_FLOOR columns in): it would read as a line of its own
-  unhung: codeLines().filter((line) => {
-    const starts = rowStarts(line);
-    if (starts.length < 2) return false;
-    const context = document.createElement("canvas").getContext("2d");
-    context.font = getComputedStyle(line).font;
-    const column = context.measureText("0").width;
+  unhung: wrappedLines.filter(({line, starts}) => {
+    canvas.font = getComputedStyle(line).font;
+    const column = canvas.measureText("0").width;
     const indent = line.textContent.match(/^ */)[0].length;
     const floor = Math.min(indent + 1, HANG_FLOOR) * column - 1;
     return starts.slice(1).some((start) => start - line.getBoundingClientRect().left < floor);
-  }).map((line) => line.textContent.trim().slice(0, 60)),
+  }).map(({line}) => opening(line)),
   // printed output on screen that scrolls sideways: its longest line is cut at the column's edge
   cut: [...document.querySelectorAll("main .cell-output pre")]
     .filter((pre) => pre.checkVisibility() && pre.scrollWidth > pre.clientWidth + 1)
