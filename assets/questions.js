@@ -161,8 +161,9 @@
     show.textContent = "Show answer";
     actions.append(check, show);
     form.append(actions);
-    // "If you are stuck" closes the buttons' row instead of taking a row of its own; opened, its text
-    // takes the full width under the buttons (assets/questions.css).
+    // The hint's fold closes the buttons' row instead of taking a row of its own (its one-word
+    // summary fits there on a 390 px phone too); opened, its text takes the full width under the
+    // buttons (assets/questions.css).
     const stuckFold = box.querySelector(":scope > details.question-stuck");
     if (stuckFold) actions.append(stuckFold);
     // Short choices, such as three tokens, share a line; a long one keeps every choice on its own row.

@@ -282,7 +282,7 @@ local function question(div)
   })
   if options then out:insert(options) end
   if parts.stuck then
-    out:insert(raw('<details class="question-stuck"><summary>If you are stuck</summary>'))
+    out:insert(raw('<details class="question-stuck"><summary>Hint</summary>'))
     out:insert(pandoc.Div(parts.stuck, pandoc.Attr("", { "question-stuck-text" })))
     out:insert(raw("</details>"))
   end

@@ -31,12 +31,11 @@ def test_setup_cell_holds_current_helper_text_folded_and_marked_generated():
 
 
 def test_setup_summary_says_what_the_cell_gives():
-    assert setup_source(["_style.py"]).splitlines()[1] == '#| code-summary: "Setup: chart style"'
+    assert setup_source(["_style.py"]).splitlines()[1] == '#| code-summary: "Setup: charts"'
     summary = setup_source(["_style.py", "_arch.py"], packages=[("visualtorch", "1.4.1")]).splitlines()[1]
-    assert "Setup: missing packages, chart style and architecture diagrams" in summary
+    assert "Setup: missing packages, charts and diagrams" in summary
     header = setup_source(list(HELPERS), packages=[("numpy", "2.0.0")]).splitlines()[1:3]
-    assert header[0] == ('#| code-summary: "Setup: missing packages, named results, the reports\' checks, the re-runs\' table, chart style and '
-                         'architecture diagrams"')
+    assert header[0] == '#| code-summary: "Setup: missing packages, recording, checks, re-run table, charts and diagrams"'
     assert header[1].startswith("# Generated from _results.py, _seal.py, _spread.py, _style.py and _arch.py of ")
     assert "_reader.py" not in setup_source(list(HELPERS)), "lesson code never sits in the setup cell"
 

@@ -360,6 +360,27 @@ OPENED = """() => {
   const form = box.querySelector('form').getBoundingClientRect();
   return {below: text.top >= check.bottom, share: text.width / form.width};
 }"""
+# The run-in title is lengthened a letter at a time, so that every width of the room left beside it on the
+# first line is tried; a prompt word split across two rows (other than at its hyphen) is returned.
+SPLIT_WORDS = """() => {
+  const box = document.querySelector('.question:has(> .question-prompt > p:first-child)');
+  const title = box.querySelector(':scope > .question-title');
+  const prompt = box.querySelector(':scope > .question-prompt > p');
+  const text = [...prompt.childNodes].find((node) => node.nodeType === Node.TEXT_NODE && node.data.trim());
+  const grown = document.createElement('span');
+  title.append(' ', grown);
+  const split = [];
+  for (let letters = 0; letters <= 40; letters++) {
+    grown.textContent = 'W'.repeat(letters);
+    for (const word of text.data.matchAll(/[^\\s-]+/g)) {
+      const range = document.createRange();
+      range.setStart(text, word.index);
+      range.setEnd(text, word.index + word[0].length);
+      if (new Set([...range.getClientRects()].map((rect) => Math.round(rect.top))).size > 1) split.push(word[0]);
+    }
+  }
+  return split;
+}"""
 # Before the questions' script runs, one choice gets a long label, as a sentence-long answer has.
 LONG_CHOICE = """document.addEventListener('DOMContentLoaded', () => {
   const option = document.querySelector('.question[data-kind="choice"] .question-option');
@@ -368,12 +389,13 @@ LONG_CHOICE = """document.addEventListener('DOMContentLoaded', () => {
 
 
 def test_a_question_takes_few_rows_and_a_long_choice_keeps_its_own(browser, site):
-    """Short choices share a line and "If you are stuck" sits at the end of the buttons' row, so a question costs
-    fewer screens; opened, the hint takes the full width under the buttons; one long choice puts every choice back
-    on a row of its own."""
+    """Short choices share a line and the "Hint" fold sits at the end of the buttons' row, on a phone too, so a
+    question costs fewer screens; opened, the hint takes the full width under the buttons; one long choice puts
+    every choice back on a row of its own."""
     with served(site) as base:
         short = visit(browser, base, site, site / "index.html",
                       inspect=lambda page: {**page.evaluate(ROWS), **page.evaluate(OPENED)})
+        phone = visit(browser, base, site, site / "index.html", viewport=PHONE, inspect=lambda page: page.evaluate(ROWS))
         context = browser.new_context(viewport=DESKTOP)
         context.add_init_script(LONG_CHOICE)
         page = context.new_page()
@@ -382,5 +404,14 @@ def test_a_question_takes_few_rows_and_a_long_choice_keeps_its_own(browser, site
         context.close()
     assert short.inspected["choices"] == 3 and short.inspected["radioRows"] == 1, short.inspected
     assert short.inspected["stuckOnButtonsRow"], short.inspected
+    assert phone.inspected["stuckOnButtonsRow"], phone.inspected
     assert short.inspected["below"] and short.inspected["share"] > 0.9, short.inspected
     assert long["radioRows"] == 3, long
+
+
+def test_a_prompt_word_beside_the_run_in_title_moves_down_whole(browser, site):
+    """On a phone, a prompt's first word that does not fit beside the run-in title goes to the next line whole:
+    the box lets long code break anywhere, and the prompt's words once split there ("Ho" / "w")."""
+    with served(site) as base:
+        seen = visit(browser, base, site, site / "index.html", viewport=PHONE, inspect=lambda page: page.evaluate(SPLIT_WORDS))
+    assert seen.inspected == [], seen.inspected

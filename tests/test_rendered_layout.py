@@ -8,10 +8,11 @@ Measured on the real render in Chromium, with the folds closed, the way `make sc
 - on a desktop, the code on screen whose lines wrap and the printed output cut at the column's edge;
 - on a phone, a wrapped line of code whose later rows do not hang in from its indentation.
 
-The target is SCREENS_TARGET (12 screens on a desktop, 20 on a phone) and no sideways figure. Not every
-post meets it yet, so each post also has a ceiling in LAYOUT_CEILING, its length as last measured: a
-post may get shorter, never longer, and no figure may start to scroll sideways. A post that meets the
-target is held to the target. Each check is first proven on a page written here, which must fail it.
+The target is SCREENS_TARGET (12 screens on a desktop, 20 on a phone) and no sideways figure; every post
+meets it (2026-12-06). A post that cannot yet (a new one) gets a ceiling in LAYOUT_CEILING, its length as
+last measured: it may get shorter, never longer, and no figure may start to scroll sideways. A post that
+meets the target is held to the target. Each check is first proven on a page written here, which must
+fail it.
 """
 import pytest
 
@@ -28,8 +29,8 @@ VIEWPORTS = {"desktop": DESKTOP, "phone": PHONE}
 LAYOUT_CEILING = {
     "2026-06-18-reading-three-digits": {"desktop": 12.0, "phone": 20.0, "sideways": []},
     "2026-06-25-reading-when-to-stop": {"desktop": 12.0, "phone": 20.0, "sideways": []},
-    "2026-07-02-reading-numbers-aloud": {"desktop": 12.0, "phone": 22.5, "sideways": []},
-    "2026-07-09-reading-handwriting": {"desktop": 12.0, "phone": 22.5, "sideways": []},
+    "2026-07-02-reading-numbers-aloud": {"desktop": 12.0, "phone": 20.0, "sideways": []},
+    "2026-07-09-reading-handwriting": {"desktop": 12.0, "phone": 20.0, "sideways": []},
 }
 
 

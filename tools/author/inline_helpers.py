@@ -42,8 +42,9 @@ from tools.author.post_links import repository_url
 # _three_digits.py are generated from part 1's marked cells, _reader.py from part 2's (tools/author/export_cells.py).
 HELPERS = {"_results.py": [], "_seal.py": [], "_spread.py": ["_results.py", "_seal.py"], "_style.py": [], "_arch.py": ["_style.py"],
            "_encoder_decoder.py": [], "_three_digits.py": [], "_reader.py": [], "_handwriting.py": [], "_pen.py": ["_handwriting.py"]}
-WHAT_THEY_GIVE = {"_results.py": "named results", "_seal.py": "the reports' checks", "_spread.py": "the re-runs' table", "_style.py": "chart style",
-                  "_arch.py": "architecture diagrams", "_encoder_decoder.py": "part 1's reader",
+# Short words: the setup cell's summary, which lists them, is on every post's first screen.
+WHAT_THEY_GIVE = {"_results.py": "recording", "_seal.py": "checks", "_spread.py": "re-run table", "_style.py": "charts",
+                  "_arch.py": "diagrams", "_encoder_decoder.py": "part 1's reader",
                   "_three_digits.py": "part 1's canvases",
                   "_reader.py": "part 2's training",
                   "_handwriting.py": "handwriting set", "_pen.py": "pen digits"}
