@@ -1,4 +1,4 @@
-"""Post 4's cure, as exported to _cure.py: people's digits, the writer's, the scribbles and the training set are
+"""The handwriting post's cure, as exported to _cure.py: people's digits, the writer's, the scribbles and the training set are
 what the post says they are; the ablation report is refused when edited or made by other code."""
 import json
 
@@ -193,10 +193,10 @@ def a_report(**changes):
 
 
 def printed_report(made, reference=True):
-    """The cell of post 4 that prints the report: its header, its table and a result per row and pen column."""
+    """The cell of the handwriting post that prints the report: its header, its table and a result per row and pen column."""
     from tests.factory import ran, recorded, stream
     lines = [f"ablations.json: {len(made['rows'])} runs of {made['epochs']} epoch(s) on {made['train_size']:,} "
-             f"canvases, made {made['made']} on {made['machine']}; seal checked",
+             f"canvases, made {made['made']} on {made['machine']}; checked unedited",
              f"{'trained with':<34}" + "".join(f"{label:>10}" for label, _ in COLUMNS)]
     lines += [f"{row['name']:<34}" + "".join(f"{100 * row[key]:.1f} %".rjust(10) for _, key in COLUMNS)
               for row in made["rows"]]

@@ -7,7 +7,9 @@ REQUIRE_RENDER=1), each check first proven on a small page written here, which m
   `result()` recorded; the number belongs to the table, figure or sentence that shows it;
 - a post with a spread report shows exactly one table of what a re-run gives, whose every row holds
   this page's value inside its low-to-high range;
-- no section heading and no question lies inside a folded callout, where the reader never sees it.
+- no section heading and no question lies inside a folded callout, where the reader never sees it;
+- above the appendix ("How this page was made"), neither the prose nor a printed output names a make
+  command, a seal, a digest or a numeric path: that plumbing is the appendix's.
 """
 import json
 import re
@@ -129,6 +131,77 @@ class Tables(HTMLParser):
             self.before += data.split()
 
 
+# Plumbing the appendix holds (issue 34, item 4). Code cells are not read: a folded cell that checks a file
+# computes its digest, as it should; what it prints is read.
+PLUMBING = re.compile(r"\bseal(?:ed|s)?\b|\bSHA-?256\b|\bdigests?\b|\bAVX|\bnumeric paths?\b|vector instructions|"
+                      r"test suite", re.I)
+MAKE_COMMAND = re.compile(r"^make [a-z]")
+# The one line let through: the re-run table's caption, which _spread.py writes for every post, still names its
+# numeric paths. Rewording it means executing every post again, and part 2's page was made on an
+# Intel Xeon that this project's machines are not (docs/reruns-and-spreads.md): it goes when part 2 is made again
+# with its spread.
+SPREAD_CAPTION_LINE = re.compile(r"^This page and \d+ re-runs of it \(numeric paths [^)]*\), from spread\.json:$")
+APPENDIX_ID = "how-this-page-was-made"
+
+
+class LessonText(HTMLParser):
+    """The prose, its code spans and the printed outputs of a page above its appendix; code cells left out."""
+
+    def __init__(self):
+        super().__init__()
+        self.stack, self.kind, self.done = [], "prose", False
+        self.prose, self.spans, self.outputs = [], [], []
+
+    def handle_starttag(self, tag, attrs):
+        if self.done:
+            return
+        attributes = dict(attrs)
+        classes = (attributes.get("class") or "").split()
+        if tag == "section" and attributes.get("id") == APPENDIX_ID:
+            self.done = True
+            return
+        if tag == "div":
+            kind = "code" if "sourceCode" in classes else "output" if "cell-output" in classes else None
+            self.stack.append(self.kind)
+            if kind:
+                self.kind = kind
+                if kind == "output":
+                    self.outputs.append("")
+        elif tag == "code" and self.kind == "prose":
+            self.spans.append("")
+            self.kind = "span"
+
+    def handle_endtag(self, tag):
+        if self.done:
+            return
+        if tag == "div" and self.stack:
+            self.kind = self.stack.pop()
+        elif tag == "code" and self.kind == "span":
+            self.kind = "prose"
+
+    def handle_data(self, data):
+        if self.done or self.kind == "code":
+            return
+        if self.kind == "span":
+            self.spans[-1] += data
+        elif self.kind == "output":
+            self.outputs[-1] += data
+        else:
+            self.prose.append(data)
+
+
+def plumbing_above_the_appendix(page_html):
+    """What the lesson above the appendix says of the plumbing: each hit with a little of its context."""
+    parser = LessonText()
+    parser.feed(page_html)
+    prose = " ".join(" ".join(parser.prose).split())
+    found = [prose[max(0, hit.start() - 40):hit.end() + 20] for hit in PLUMBING.finditer(prose)]
+    found += [f"`{span}`" for span in parser.spans if MAKE_COMMAND.match(span)]
+    lines = [line.strip() for output in parser.outputs for line in output.splitlines()]
+    found += [line for line in lines if PLUMBING.search(line) and not SPREAD_CAPTION_LINE.match(line)]
+    return found
+
+
 def spread_tables(page_html):
     parser = Tables()
     parser.feed(page_html)
@@ -204,6 +277,25 @@ def test_a_page_outside_its_printed_range_is_caught():
     assert len(spread_tables(a_spread_table("1", "1") * 2)) == 2, "two tables are counted as two"
 
 
+PLUMBING_PAGE = """<main><section id="training"><h2>Training</h2><p>Run <code>make spread</code> to see it.</p>
+<div class="cell"><details class="code-fold"><summary>Loading the file</summary><div class="sourceCode">
+<pre class="sourceCode"><code>digest = hashlib.sha256(data).hexdigest()</code></pre></div></details>
+<div class="cell-output cell-output-stdout"><pre><code>3,000 canvases
+  sha256 f4d405f3</code></pre></div></div>
+<div class="cell-output cell-output-display cell-output-markdown">
+<p>This page and 3 re-runs of it (numeric paths native and pinned; seeds 0, 1, 2), from spread.json:</p></div>
+</section><section id="how-this-page-was-made"><h2>How this page was made</h2>
+<p><code>make spread</code> wrote the sealed report; the digest is the file's.</p></section></main>"""
+
+
+def test_plumbing_above_the_appendix_is_caught_and_in_it_is_not():
+    assert plumbing_above_the_appendix(PLUMBING_PAGE) == ["`make spread`", "sha256 f4d405f3"]
+    above = PLUMBING_PAGE.replace("to see it.", "to see it, under a seal.")
+    assert "under a seal." in plumbing_above_the_appendix(above)[0]
+    moved = PLUMBING_PAGE.replace("seeds 0, 1, 2), from", "seeds 0, 1, 2), on AVX2, from")
+    assert "on AVX2" in plumbing_above_the_appendix(moved)[-1], "only the caption as _spread.py writes it"
+
+
 # ---- the real render -----------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("notebook", published_posts(), ids=lambda path: path.parent.name)
@@ -229,3 +321,9 @@ def test_one_re_run_table_holds_the_page_inside_every_range(rendered_site, noteb
     [table] = tables
     assert SPREAD_CAPTION.search(table["before"]).group(1) == str(runs)
     assert len(table["rows"]) > 1 and rows_outside(table) == []
+
+
+@pytest.mark.parametrize("notebook", published_posts(), ids=lambda path: path.parent.name)
+def test_the_lesson_leaves_the_plumbing_to_the_appendix(rendered_site, notebook):  # noqa: F811
+    page = post_page(rendered_site, notebook).read_text(encoding="utf-8")
+    assert plumbing_above_the_appendix(page) == [], f"{notebook.parent.name}: plumbing above the appendix"

@@ -313,7 +313,7 @@ def test_every_post_has_a_report_of_its_own_code_and_agrees_with_it(path):
 
 @pytest.mark.slow
 def test_a_real_run_with_another_seed_is_classified_as_its_values_say(tmp_path):
-    """Post 3 (a minute) run for real with a seed no run of the report used, then compared."""
+    """Numbers aloud (a minute) run for real with a seed no run of the report used, then compared."""
     from tools.run import standin_data
     from tools.run.execute_posts import execute_copy
     [post] = find_posts("numbers-aloud")

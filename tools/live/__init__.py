@@ -1,1 +1,1 @@
-"""The live reader: its model files, the held-out handwriting sets, post 4's ablations."""
+"""The live reader: its model files, the held-out handwriting sets, the handwriting post's ablations."""

@@ -1,4 +1,4 @@
-"""Post 4's ablation report (ablations.json) as `make check` reads it: where it lives, its shape, the code it
+"""The handwriting post's ablation report (ablations.json) as `make check` reads it: where it lives, its shape, the code it
 must come from, and whether the table the post printed is the report's. Torch-free: the training that writes it
 is tools/live/ablations.py."""
 import ast
@@ -147,12 +147,12 @@ def report_problems(path=REPORT, root=REPO_ROOT):
     return []
 
 
-# What post 4 prints of the report (its cell that reads ablations.json): the header, a table with a column per
+# What the handwriting post prints of the report (its cell that reads ablations.json): the header, a table with a column per
 # score and a row per run, and a result per row and pen column (`ablation_<key>_pen_test_1`).
 
 
 PRINTED_HEADER = re.compile(r"^ablations\.json: (?P<rows>\d+) runs of (?P<epochs>\d+) epoch\(s\) on "
-                            r"(?P<train_size>[\d,]+) canvases, made (?P<made>.+?) on (?P<machine>.+?); seal checked$",
+                            r"(?P<train_size>[\d,]+) canvases, made (?P<made>.+?) on (?P<machine>.+?); checked unedited$",
                             re.MULTILINE)
 PRINTED_COLUMNS = {"MNIST": "mnist", "synthetic": "synthetic",
                    **{f"tuning {k}": f"pen_tuning_{k}" for k in (1, 2, 3)},

@@ -1,6 +1,6 @@
-"""What each part of post 4's cure contributes: train the reader with each part switched off, write a sealed report.
+"""What each part of the handwriting post's cure contributes: train the reader with each part switched off, write a sealed report.
 
-Post 4 (reading handwriting) trains part 2's reader twice: on MNIST as it comes, and on the cure's
+The handwriting post (part 3) trains part 2's reader twice: on MNIST as it comes, and on the cure's
 canvases (people's pen digits mixed in with MNIST, distortions of every box, scribbles read as
 nothing). One comparison changes everything at once; this command trains one reader per row below,
 each changing one thing, with otherwise the same canvases, seed and recipe:

@@ -2,7 +2,7 @@
 
 The live reader lets a visitor draw a number and watch it being read one digit at a
 time, in the browser, on a static site. Its model is trained, measured and exported by
-a post, not by this tool: post 4 (posts/2026-07-09-reading-handwriting, the notebook
+a post, not by this tool: the handwriting post (posts/2026-07-09-reading-handwriting, the notebook
 whose metadata says `"blog": {"exports_reader": true}`) trains post 2's compact design
 with augmentation, exports it with `torch.onnx.export` as two graphs (an encoder:
 canvas -> patch memory; a one-step decoder: memory and the tokens so far -> next-token

@@ -1,6 +1,6 @@
 """Time the posts' own training step on one CPU thread, against the matmul ceiling.
 
-    .venv/bin/python -m tools.measure.bench [--post 2|4] [--steps N] [--blocks K] [--warmup W] [--against REF]
+    .venv/bin/python -m tools.measure.bench [--post 2|3] [--steps N] [--blocks K] [--warmup W] [--against REF]
 
 It times the code the posts run: the `Reader` of `_encoder_decoder.py` (exported from
 part 1, reused by part 2 and the handwriting post), sized by the post's parameters cell and
@@ -41,7 +41,7 @@ import _encoder_decoder
 import _reader
 from tools.core.notebooks import NOTEBOOK_NAME, POSTS_DIR, REPO_ROOT, parameters_cell, read_notebook
 
-POSTS = {2: "2026-06-25-reading-when-to-stop", 4: "2026-07-09-reading-handwriting"}
+POSTS = {2: "2026-06-25-reading-when-to-stop", 3: "2026-07-09-reading-handwriting"}  # by part
 SEED = 0
 CHECK_STEPS = 3
 SAME_WITHIN = 1e-5  # largest |Δ loss| that counts as the same
@@ -261,8 +261,8 @@ def bench_post(post, versions, steps, blocks, warmup):
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m tools.measure.bench", description=__doc__.split("\n")[0])
     parser.add_argument("--post", type=int, choices=sorted(POSTS), action="append",
-                        help="the post whose reader to time (repeatable; default: 2 and 4; post 1's reader "
-                             "lives in its notebook, not exported, and post 3's model is another)")
+                        help="the post whose reader to time (repeatable; default: 2 and 3; post 1's reader "
+                             "lives in its notebook, not exported, and post 4's model is another)")
     parser.add_argument("--steps", type=int, default=20, help="timed training steps of each version")
     parser.add_argument("--blocks", type=int, default=4, help="interleaved blocks the steps are split into")
     parser.add_argument("--warmup", type=int, default=3, help="untimed steps of each version first")
