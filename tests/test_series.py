@@ -109,23 +109,37 @@ def test_every_part_asks_the_reader_at_least_four_questions_answered_on_the_page
 
 
 def test_every_part_keeps_its_plumbing_in_one_folded_appendix_at_the_end():
-    """Data checks, digests, budgets and build information sit in a collapsed 'How this page was made'
-    callout after the lesson; no post shows two folded code cells without prose between them."""
+    """The table of what a re-run gives, data checks, digests, budgets and build information sit in folded
+    callouts under 'How this page was made', after the lesson and its conclusion; no post shows two folded code
+    cells without prose between them."""
     for folder in series_order(POSTS_DIR):
         cells = read_notebook(POSTS_DIR / folder / "index.ipynb").cells
         heading = [i for i, c in enumerate(cells) if c.cell_type == "markdown"
                    and c.source.startswith("## How this page was made\n")]
         assert len(heading) == 1, f"{folder}: one appendix"
         start = heading[0]
-        assert '::: {.callout-note collapse="true"}' in cells[start].source, f"{folder}: the appendix is folded"
-        close = next(i for i in range(start + 1, len(cells)) if cells[i].source.strip() == ":::")
-        inside = [c for c in cells[start:close] if c.cell_type == "code"]
-        printed = "".join(o.get("text", "") for c in inside for o in c.get("outputs", []))
+        sections = [i for i, c in enumerate(cells) if c.cell_type == "markdown" and c.source.startswith("## ")]
+        assert sections[-1] == start and cells[sections[-2]].source.startswith("## Conclusion\n"), \
+            f"{folder}: the conclusion, then the appendix, close the page"
+        appendix = cells[start:]
+        opened, code_outside = 0, []
+        for cell in appendix:  # every code cell of the appendix inside a folded callout
+            if cell.cell_type == "code":
+                if not opened:
+                    code_outside.append(cell.source[:40])
+                continue
+            for line in cell.source.splitlines():
+                if line.startswith(":::") and "collapse=\"true\"" in line:
+                    opened += 1
+                elif line.strip() == ":::":
+                    opened -= 1
+        assert opened == 0 and code_outside == [], f"{folder}: code outside the appendix's folds: {code_outside}"
+        printed = "".join(o.get("text", "") for c in appendix if c.cell_type == "code" for o in c.get("outputs", []))
         assert "build information" in printed, f"{folder}: the build is printed in the appendix"
         if not folder.endswith("numbers-aloud"):  # the one part that downloads nothing
             assert "sha256" in printed, f"{folder}: the data file's digest is printed in the appendix"
-        after = [c for c in cells[close + 1:] if c.cell_type == "code"]
-        assert after == [], f"{folder}: no code after the appendix"
+        assert "show_spread(" in "".join(c.source for c in appendix if c.cell_type == "code"), \
+            f"{folder}: the table of what a re-run gives is in the appendix"
         lesson = "".join(o.get("text", "") for c in cells[:start] if c.cell_type == "code"
                          for o in c.get("outputs", []))
         assert "budget" not in lesson and "build information" not in lesson, f"{folder}: plumbing in the lesson"
