@@ -392,10 +392,10 @@ function shiftedPixels(pixels, dx, dy) {
 
 // With the card's unsure_shifts, the confidence the thresholds apply to is the post's "steady" one:
 // the mean, over the canvas and its copies moved by each shift, of the confidence each gives the
-// same reading. The copies are read at once, the decoder fed the whole reading (one encoder and one
-// decoder run for all of them); the canvas's own confidence is the product computed while reading.
-// A reading that a pixel's move would change, or make much less sure, scores low. Without shifts it
-// is the canvas's own.
+// same reading. A reading that a pixel's move would change, or make much less sure, scores low.
+// When the reading was read with those very copies (read_with_shifts), read() has every view's
+// product already; otherwise this pass reads the copies at once, the decoder fed the whole reading
+// (one encoder and one decoder run for all of them). Without shifts it is the canvas's own.
 async function steadyConfidence({ ort, encoder, decoder }, pixels, chosen, own, shifts, temperature) {
   if (!shifts.length) return own;
   const copies = shifts.length, size = HEIGHT * WIDTH;
@@ -414,6 +414,37 @@ async function steadyConfidence({ ort, encoder, decoder }, pixels, chosen, own, 
     }, 1);
   }
   return total / (copies + 1);
+}
+
+// The drawing, then its copies moved by each shift: one batch for the encoder.
+function viewsOf(pixels, shifts) {
+  const size = HEIGHT * WIDTH;
+  const images = new Float32Array((shifts.length + 1) * size);
+  images.set(pixels);
+  shifts.forEach(([dx, dy], i) => images.set(shiftedPixels(pixels, dx, dy), (i + 1) * size));
+  return images;
+}
+
+const shiftsOf = (value) => (Array.isArray(value) ? value : []);
+const sameShifts = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+
+// One step of a reading of several views at once: every view is fed the same tokens, and the next
+// token is the likeliest on their temperature-scaled probabilities averaged (the post's read_views,
+// together). Returns the token, that mean probability of it, each view's probability of it, and the
+// drawing's own cross-attention map for it (view 0, the last position).
+async function readStep(decoder, ort, memory, tokens, views, temperature) {
+  const fed = BigInt64Array.from(Array.from({ length: views }, () => tokens).flat(), BigInt);
+  const { logits, cross_attention: attention } = await decoder.run({
+    memory, tokens: new ort.Tensor("int64", fed, [views, tokens.length]) });
+  const vocabulary = logits.dims.at(-1), patches = attention.dims.at(-1), last = tokens.length - 1;
+  const perView = Array.from({ length: views }, (_, view) => {
+    const at = (view * tokens.length + last) * vocabulary;
+    return softmaxAt(Array.from(logits.data.slice(at, at + vocabulary)), temperature);
+  });
+  const mean = perView[0].map((_, token) => perView.reduce((sum, p) => sum + p[token], 0) / views);
+  const token = mean.indexOf(Math.max(...mean));
+  return { token, probability: mean[token], ofEachView: perView.map((p) => p[token]),
+           weights: Array.from(attention.data.slice(last * patches, (last + 1) * patches)) };
 }
 
 function showAttention(weights) {
@@ -496,36 +527,38 @@ async function read() {
     clearReading();
     say("Reading…");
     const started = performance.now();
-    const { memory } = await encoder.run({ image: new ort.Tensor("float32", input.pixels, [1, 1, HEIGHT, WIDTH]) });
-    const tokens = [START], chosen = [];
-    let digits = "", confidence = 1;
+    // With the card's read_with_shifts the drawing is read together with its moved copies, as the
+    // post chose on its tuning half; without, the drawing alone (one view).
+    const readShifts = shiftsOf(card?.read_with_shifts), views = readShifts.length + 1;
+    const { memory } = await encoder.run({
+      image: new ort.Tensor("float32", viewsOf(input.pixels, readShifts), [views, 1, HEIGHT, WIDTH]) });
+    const tokens = [START], chosen = [], products = new Array(views).fill(1);
+    let digits = "";
     for (let step = 0; step < 4; step++) {
-      const fed = new ort.Tensor("int64", BigInt64Array.from(tokens, BigInt), [1, tokens.length]);
-      const { logits, cross_attention: attention } = await decoder.run({ memory, tokens: fed });
-      const tokenCount = logits.dims.at(-1);
-      const last = Array.from(logits.data.slice(-tokenCount));
-      const token = last.indexOf(Math.max(...last));
-      const probability = softmaxAt(last, temperature)[token];
-      confidence *= probability;
+      const { token, probability, ofEachView, weights } = await readStep(decoder, ort, memory, tokens, views,
+                                                                          temperature);
+      ofEachView.forEach((p, view) => { products[view] *= p; });
       chosen.push(token);
-      const patches = attention.dims.at(-1);
-      showToken(token, probability, step, Array.from(attention.data.slice(-patches)));
+      showToken(token, probability, step, weights);
       if (step === 0) window.liveReader.firstTokenMs = checkMs + performance.now() - started;
       await nextFrame();   // let this token show before the next one is computed
       if (token >= 10) break;
       tokens.push(token);
       digits += token;
     }
+    const confidence = products[0];   // the drawing's own: the product of its tokens' probabilities
     // leave a digit's map on the canvas, not the end token's: the last digit read
     const lastDigit = [...reading.querySelectorAll("li.digit")].at(-1);
     if (lastDigit) showMapOf(lastDigit);
     else { heat.clearRect(0, 0, overlay.width, overlay.height); looked.textContent = ""; }
-    const shifts = Array.isArray(card?.unsure_shifts) ? card.unsure_shifts : [];
-    const steady = digits ? await steadyConfidence(runtime, input.pixels, chosen, confidence, shifts, temperature)
-      : confidence;
+    // The steady confidence over the views just read costs nothing more; over other shifts, a pass of its own.
+    const shifts = shiftsOf(card?.unsure_shifts);
+    const steady = !digits ? confidence
+      : shifts.length && sameShifts(shifts, readShifts) ? products.reduce((a, b) => a + b, 0) / views
+        : await steadyConfidence(runtime, input.pixels, chosen, confidence, shifts, temperature);
     say(verdict(digits, input.small, steady, unsureBelow(card, digits.length), shifts.length > 0), !digits);
     // the whole reading, the moved copies included: what the visitor waits for the verdict
-    Object.assign(window.liveReader, { confidence, steady, pixels: input.pixels, chosen,
+    Object.assign(window.liveReader, { confidence, steady, views, pixels: input.pixels, chosen,
                                        readMs: checkMs + performance.now() - started });
     return digits;
   } catch (error) {
@@ -568,7 +601,14 @@ async function showCard() {
     "1 digit ", percentOf(pen["1"]), ", 2 digits ", percentOf(pen["2"]),
     ", 3 digits ", percentOf(pen["3"]), "). On the project's synthetic handwriting: ",
     percentOf(card.handwriting_exact.all), ".",
-    ...trainedOn(card.recipe));
+    howItReads(card), ...trainedOn(card.recipe));
+}
+
+// The card's figures are the page's way of reading: say which it is.
+function howItReads(card) {
+  const copies = shiftsOf(card.read_with_shifts).length;
+  return copies ? ` It reads your drawing together with ${copies} copies of it, each moved a pixel: each ` +
+    `next token is the one the ${copies + 1} views find likeliest on average.` : "";
 }
 
 // What the model learned from besides MNIST, when the card says: people's pen digits, whose

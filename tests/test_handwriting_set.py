@@ -198,7 +198,7 @@ def best_alignment(fed, ported):
 
 @pytest.mark.slow
 def test_python_port_feeds_the_model_what_the_page_does(browser, site_url):
-    from tools.live.onnx_reading import onnx_reader, read_all
+    from tools.live.onnx_reading import onnx_reader, read_all, served_reading
     from tools.live.reader_files import MODEL_DIR
     # the page draws with its own pen whatever the set's pen width; the port is given the page's pen too
     picked = handwriting_set.canvas_strokes(load_strokes())[:PARITY_CANVASES]
@@ -217,9 +217,10 @@ def test_python_port_feeds_the_model_what_the_page_does(browser, site_url):
         page.evaluate("window.recordedStrokes = []; window.fedImages = []")
         replay(page, strokes)
         page_reads.append(page.evaluate("window.liveReader.read()"))
-        # the reading's own canvas is the first the encoder gets; the moved copies of the steady
-        # confidence (the card's unsure_shifts) follow in one batch
-        fed_canvases.append(np.array(page.evaluate("window.fedImages[0]"), dtype=np.float32).reshape(28, 84))
+        # the drawing is the first canvas of the encoder's first batch; the copies of it moved by the
+        # card's read_with_shifts follow it in that batch
+        fed = page.evaluate("Array.from(window.fedImages[0].slice(0, 28 * 84))")
+        fed_canvases.append(np.array(fed, dtype=np.float32).reshape(28, 84))
         recorded = [np.array(stroke) for stroke in page.evaluate("window.recordedStrokes")]
         ported_canvases.append(handwriting_set.page_input(recorded).astype(np.float32) / 255)
     context.close()
@@ -232,7 +233,8 @@ def test_python_port_feeds_the_model_what_the_page_does(browser, site_url):
             if k < len(label):
                 boxes.append((label, k + 1, *best_alignment(fed[:, tile], ported[:, tile])))
     import torch
-    port_reads = read_all(onnx_reader(MODEL_DIR), torch.from_numpy(np.stack(ported_canvases))[:, None])
+    port_reads = read_all(onnx_reader(MODEL_DIR), torch.from_numpy(np.stack(ported_canvases))[:, None],
+                          **served_reading(MODEL_DIR))
     port_reads = ["".join(str(t) for t in row[:list(row).index(11)] if t < 10) if 11 in row else "?"
                   for row in port_reads.tolist()]
     print("\nport vs page, per box (label, box, shift, mean |diff|, max |diff|): "

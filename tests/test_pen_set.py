@@ -101,5 +101,5 @@ def test_the_tool_scores_a_reader_by_length(tmp_path, monkeypatch):
     # a reader that reads every canvas as "1": right on the one-digit number only
     monkeypatch.setattr("tools.live.onnx_reading.onnx_reader", lambda folder: None)
     monkeypatch.setattr("tools.live.onnx_reading.read_all",
-                        lambda reader, images: np.tile([1, END, PAD, PAD], (len(images), 1)))
+                        lambda reader, images, **served: np.tile([1, END, PAD, PAD], (len(images), 1)))
     assert tool.score(tmp_path, sets) == {"test": {1: 1.0, 2: 0.0, 3: 0.0, "all": 1 / 3}}

@@ -104,6 +104,44 @@ def test_served_files_score_what_the_card_says():
         assert abs(measured["mnist_exact"][length] - card["mnist_exact"][length]) <= 0.01, length
 
 
+def test_read_together_is_a_loop_over_canvases_and_views_batched():
+    """The tools' port of the page's reading of five views (one encoder run and one decoder run per step
+    for every canvas and view) reads what a plain loop reads: each canvas on its own, each view on its own,
+    their temperature-scaled probabilities averaged token by token. Without shifts it reads the canvas alone."""
+    import torch
+    from _reader import START, STEPS
+    from tools.live.onnx_reading import canvases, onnx_reader, read_all, read_together, shifted
+    reader = onnx_reader(MODEL_DIR)
+    images, _ = canvases("test", 24)
+    images = torch.as_tensor(images)
+    shifts, temperature = [(1, 0), (0, -1), (2, 1)], 0.6
+    batched = read_together(reader, images, shifts, temperature)
+    for image, reading in zip(images, batched):
+        memories = [reader.encode(shifted(image[None], dx, dy)) for dx, dy in [(0, 0), *shifts]]
+        tokens = [START]
+        for _ in range(STEPS):
+            mean = sum((reader.decode(torch.tensor([tokens]), memory)[0, -1] / temperature).softmax(-1)
+                       for memory in memories) / len(memories)
+            tokens.append(int(mean.argmax()))
+        assert reading.tolist() == tokens[1:]
+    alone = read_all(reader, images)
+    assert (read_all(reader, images, shifts=(), temperature=temperature) == alone).all()
+    assert (read_all(reader, images, chunk=10, shifts=shifts, temperature=temperature) == batched.numpy()).all()
+
+
+def test_flag_overlap_flags_as_the_page_does():
+    """tools/live/flag_overlap.py flags a reading of no digit always (the page refuses it) and one of k
+    digits under the card's threshold for k; a reading that never ends counts as three digits."""
+    import torch
+    from _reader import END, PAD
+    from tools.live.flag_overlap import flagged
+    readings = torch.tensor([[END, PAD, PAD, PAD], [4, END, PAD, PAD], [4, END, PAD, PAD],
+                             [1, 2, 3, END], [1, 2, 3, 4]])
+    steady = torch.tensor([0.99, 0.95, 0.97, 0.81, 0.79])
+    below = {"1": 0.96, "2": 0.9, "3": 0.8}
+    assert flagged(readings, steady, below).tolist() == [True, True, False, False, True]
+
+
 # ---- the publish step, on a fixture post ---------------------------------------------------------
 
 def fixture_card(folder):
@@ -250,6 +288,10 @@ WRONG_TYPES = {
     "a shift of half a pixel": (lambda card: card.update(unsure_shifts=[[0.5, 0]]), '"unsure_shifts" must be a list'),
     "a shift past the box": (lambda card: card.update(unsure_shifts=[[9, 0]]), '"unsure_shifts" must be a list'),
     "shifts as one pair": (lambda card: card.update(unsure_shifts=[1, 0]), '"unsure_shifts" must be a list'),
+    "reading shifts past the box": (lambda card: card.update(read_with_shifts=[[0, 4]]),
+                                    '"read_with_shifts" must be a list'),
+    "reading shifts as text": (lambda card: card.update(read_with_shifts="together"),
+                               '"read_with_shifts" must be a list'),
     "a zero temperature": (lambda card: card.update(temperature=0), '"temperature" must be a number above 0'),
     "a pen share above 1": (lambda card: card["pen_exact"].update({"3": 1.5}), '"pen_exact" needs shares'),
     "a short pen digest": (lambda card: card.update(pen_sha256="abc"), '"pen_sha256" must be 64'),

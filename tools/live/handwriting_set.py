@@ -74,7 +74,7 @@ from _handwriting import (  # noqa: F401
 )
 from _reader import END, PAD, START
 from tools.core.notebooks import REPO_ROOT
-from tools.live.onnx_reading import onnx_reader, onnx_sessions, read_all
+from tools.live.onnx_reading import onnx_reader, onnx_sessions, read_all, served_reading
 
 SET_DIR = REPO_ROOT / "reader" / "handwriting"
 STROKES_FILE = SET_DIR / "strokes.npz"
@@ -178,7 +178,7 @@ def exact_by_length(readings, tokens):
 def score_onnx(folder):
     """Exact-sequence accuracy by length of the exported reader in `folder` on the whole set."""
     images, tokens = as_model_inputs(*cached_build())
-    return exact_by_length(read_all(onnx_reader(folder), images), tokens)
+    return exact_by_length(read_all(onnx_reader(folder), images, **served_reading(folder)), tokens)
 
 
 def read_with_probabilities(folder, canvas):

@@ -5,6 +5,7 @@ far -> next-token scores and cross-attention). `OnnxReader` puts them behind the
 own greedy reading calls (`encode`, `decode`), so the tools read with `_reader.read_greedily` and the
 lesson's tokens and canvases (`_reader.compose`), never a copy of them.
 """
+import json
 import re
 from pathlib import Path
 
@@ -73,7 +74,43 @@ def onnx_reader(folder):
     return OnnxReader(folder)
 
 
-def read_all(reader, images, chunk=1000):
-    """Greedy readings (N, STEPS) of many canvases, `chunk` at a time, as a NumPy array."""
-    return np.concatenate([_reader.read_greedily(reader, images[i:i + chunk])[0].numpy()
-                           for i in range(0, len(images), chunk)])
+def served_reading(folder):
+    """How the live page reads with the card in `folder`: {"shifts": the moved copies read together with
+    the canvas (none: the canvas alone), "temperature": the card's}; a folder without a card reads alone."""
+    card_path = Path(folder) / "card.json"
+    card = json.loads(card_path.read_text(encoding="utf-8")) if card_path.is_file() else {}
+    return {"shifts": [tuple(shift) for shift in card.get("read_with_shifts") or []],
+            "temperature": card.get("temperature", 1.0)}
+
+
+def shifted(images, dx, dy):
+    """Canvases (B, 1, 28, 84) moved dx pixels right and dy down, what leaves them lost and the strip
+    uncovered blank: the handwriting post's `shifted`, which the page's shiftedPixels ports too."""
+    moved = torch.zeros_like(images)
+    height, width = images.shape[-2:]
+    moved[..., max(dy, 0):height + min(dy, 0), max(dx, 0):width + min(dx, 0)] = \
+        images[..., max(-dy, 0):height + min(-dy, 0), max(-dx, 0):width + min(-dx, 0)]
+    return moved
+
+
+@torch.no_grad()
+def read_together(reader, images, shifts, temperature):
+    """Greedy readings (B, STEPS) of canvases read with their copies moved by `shifts`: every view fed
+    the same tokens, each next token the likeliest on the views' temperature-scaled probabilities
+    averaged (the handwriting post's read_views with together=True)."""
+    views = torch.cat([shifted(images, dx, dy) for dx, dy in ((0, 0), *shifts)])
+    memory = reader.encode(views)
+    tokens = torch.full((len(views), 1), _reader.START)
+    for _ in range(_reader.STEPS):
+        step = (reader.decode(tokens, memory)[:, -1] / temperature).softmax(-1)
+        chosen = step.view(len(shifts) + 1, len(images), -1).mean(0).argmax(-1)
+        tokens = torch.cat([tokens, chosen.repeat(len(shifts) + 1)[:, None]], dim=1)
+    return tokens[:len(images), 1:]
+
+
+def read_all(reader, images, chunk=1000, shifts=(), temperature=1.0):
+    """Greedy readings (N, STEPS) of many canvases, `chunk` at a time, as a NumPy array: of each canvas
+    alone, or with `shifts` read together as the page does (`served_reading` gives the card's)."""
+    def read(batch):
+        return read_together(reader, batch, shifts, temperature) if shifts else _reader.read_greedily(reader, batch)[0]
+    return np.concatenate([read(images[i:i + chunk]).numpy() for i in range(0, len(images), chunk)])

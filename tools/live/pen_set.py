@@ -81,12 +81,13 @@ def halves(per_length=NUMBERS_PER_LENGTH, cache=CACHE):
 
 
 def score(folder, sets):
-    """{half: {1: share, 2: share, 3: share, "all": share}} for the exported reader in `folder`."""
-    reader = onnx_reading.onnx_reader(folder)
+    """{half: {1: share, 2: share, 3: share, "all": share}} for the exported reader in `folder`, read as its
+    card says the page reads."""
+    reader, served = onnx_reading.onnx_reader(folder), onnx_reading.served_reading(folder)
     scores = {}
     for name, (canvases, labels) in sets.items():
         images, tokens = as_model_inputs(canvases, labels)
-        scores[name] = exact_by_length(onnx_reading.read_all(reader, images), tokens)
+        scores[name] = exact_by_length(onnx_reading.read_all(reader, images, **served), tokens)
     return scores
 
 

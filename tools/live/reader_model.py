@@ -39,7 +39,7 @@ from tools.core.notebooks import (
 )
 from tools.live import handwriting_set, pen_set
 from tools.live import publish_export
-from tools.live.onnx_reading import canvases, onnx_reader, read_all
+from tools.live.onnx_reading import canvases, onnx_reader, read_all, served_reading
 from tools.live.publish_export import (  # noqa: F401  (the shared steps, under the names this tool always had)
     Export, exchange_paths, execute_command, file_sha256, is_count, is_number, is_text, site_url, strict_json,
 )
@@ -138,9 +138,11 @@ def card_problems(card, post_folder):
     if "unsure_below" in card and not unsure_thresholds_valid(card["unsure_below"]):
         problems.append("\"unsure_below\" must be a probability between 0 and 1, or one for each number of "
                         "digits read (\"1\", \"2\", \"3\")")
-    if "unsure_shifts" in card and not shifts_valid(card["unsure_shifts"]):
-        problems.append("\"unsure_shifts\" must be a list of [dx, dy] moves of at most "
-                        f"{MOST_SHIFT} pixels each way (the page reads a copy of the canvas moved by each)")
+    for key, use in (("unsure_shifts", "averages its confidence over them"),
+                     ("read_with_shifts", "reads the canvas together with them")):
+        if key in card and not shifts_valid(card[key]):
+            problems.append(f"\"{key}\" must be a list of [dx, dy] moves of at most {MOST_SHIFT} pixels each way "
+                            f"(the page moves a copy of the canvas by each and {use})")
     return problems
 
 
@@ -148,7 +150,7 @@ MOST_SHIFT = 3  # pixels: a larger move is no longer the same drawing a little o
 
 
 def shifts_valid(value):
-    """Moves the page can average a reading's confidence over: [[dx, dy], …], whole pixels."""
+    """Moves the page can read copies of the canvas by: [[dx, dy], …], whole pixels."""
     return isinstance(value, list) and all(
         isinstance(shift, list) and len(shift) == 2
         and all(isinstance(x, int) and not isinstance(x, bool) and abs(x) <= MOST_SHIFT for x in shift)
@@ -206,7 +208,9 @@ def score(folder=MODEL_DIR):
     ("1", "2", "3", "all") of the ONNX files in `folder`, on MNIST's held-out canvases, the synthetic
     handwriting set and the blind test's pen test half."""
     images, tokens = canvases("test", HELD_OUT)
-    by_length = {"mnist_exact": handwriting_set.exact_by_length(read_all(onnx_reader(folder), images), tokens),
+    served = served_reading(folder)  # as the page reads: the canvas alone, or with its moved copies
+    by_length = {"mnist_exact": handwriting_set.exact_by_length(read_all(onnx_reader(folder), images, **served),
+                                                                tokens),
                  "handwriting_exact": handwriting_set.score_onnx(folder),
                  "pen_exact": pen_set.score(folder, {"test": pen_set.halves()["test"]})["test"]}
     return {key: {str(length): share for length, share in shares.items()} for key, shares in by_length.items()}
