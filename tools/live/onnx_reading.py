@@ -3,7 +3,10 @@
 The page's model is two graphs (encoder.onnx: canvas -> memory; decoder.onnx: memory and the tokens so
 far -> next-token scores and cross-attention). `OnnxReader` puts them behind the interface the lesson's
 own greedy reading calls (`encode`, `decode`), so the tools read with `_reader.read_greedily` and the
-lesson's tokens and canvases (`_reader.compose`), never a copy of them.
+lesson's tokens and canvases (`_reader.compose`), never a copy of them. One part is a copy: the handwriting
+post's reading of five views together (`shifted`, `read_together`), which the post defines in cells of its
+own rather than in an exported module (its exported module's digest keys the ablation report); the
+test of `read_together` holds it to a plain loop, and the page's port to onnxruntime's reading through it.
 """
 import json
 import re
