@@ -131,7 +131,7 @@ def test_every_part_keeps_its_plumbing_in_one_folded_appendix_at_the_end():
             for line in cell.source.splitlines():
                 if line.startswith(":::") and "collapse=\"true\"" in line:
                     opened += 1
-                elif line.strip() == ":::":
+                elif len(line.strip()) >= 3 and set(line.strip()) == {":"}:  # a fence closes, whatever its colons
                     opened -= 1
         assert opened == 0 and code_outside == [], f"{folder}: code outside the appendix's folds: {code_outside}"
         printed = "".join(o.get("text", "") for c in appendix if c.cell_type == "code" for o in c.get("outputs", []))
