@@ -485,28 +485,15 @@ def test_a_card_with_a_threshold_per_length_flags_by_the_number_of_digits_read(b
 SHIFTS = [[1, 0], [0, -1], [2, 1]]  # not symmetric: a move in the wrong direction would show
 
 
-def moved(image, dx, dy):
-    """The canvas (28, 84) moved dx right and dy down, what leaves it lost: the post's `shifted`."""
-    out = np.zeros_like(image)
-    height, width = image.shape
-    out[max(dy, 0):height + min(dy, 0), max(dx, 0):width + min(dx, 0)] = \
-        image[max(-dy, 0):height + min(-dy, 0), max(-dx, 0):width + min(-dx, 0)]
-    return out
-
-
 def steady_in_python(pixels, chosen, temperature, shifts):
-    """What the post's steady_confidence gives for this canvas and reading, through the served graphs."""
-    from tools.live.onnx_reading import onnx_sessions
-    encoder, decoder = onnx_sessions(READER / "model")
-    image = np.asarray(pixels, np.float32).reshape(28, 84)
-    images = np.stack([moved(image, dx, dy) for dx, dy in [[0, 0], *shifts]])[:, None]
-    fed = np.array([[START, *chosen[:-1]]] * len(images), np.int64)  # <start>, then the reading
-    memory = encoder.run(None, {"image": images})[0]
-    logits = decoder.run(None, {"memory": memory, "tokens": fed})[0] / temperature
-    probabilities = np.exp(logits - logits.max(-1, keepdims=True))
-    probabilities /= probabilities.sum(-1, keepdims=True)
-    return float(np.mean([np.prod([probabilities[copy, step, token] for step, token in enumerate(chosen)])
-                          for copy in range(len(images))]))
+    """What the post's steady confidence gives for this canvas and reading, through the served graphs: the
+    mean over the canvas and its moved copies of each one's product (tools/live/flag_overlap.py's)."""
+    import torch
+    from tools.live.flag_overlap import view_products
+    from tools.live.onnx_reading import onnx_reader
+    image = torch.tensor(pixels, dtype=torch.float32).reshape(1, 1, 28, 84)
+    return float(view_products(onnx_reader(READER / "model"), image, torch.tensor([chosen]),
+                               [tuple(shift) for shift in shifts], temperature).mean())
 
 
 def test_unsure_flag_reads_the_drawing_moved_a_pixel_each_way(browser, site_url):
