@@ -272,23 +272,33 @@ HINTED_READS = {"small": "boxes 1, 2 and 3 is small: digits that fill most of th
 
 
 # A scribble inside one box, as the handwriting post's cure draws them (a smooth line through 7 to 15 random
-# points), here in the page's pen and from another seed. The post records the share of 300 such scribbles, drawn
-# in the cure's pens, that its reader reads as nothing (`scribbles_refused`, 82 to 87 % across runs) and that it
-# refuses or flags (`scribbles_stopped`, 98 to 99 %). The page's own, in its one pen, fare worse: 72 to 74 % of
-# these 80 read as nothing and 95 % refused or flagged, the drawing read alone or with its moved copies (measured
-# 2026-12-06; docs/live-reader.md). So the page is held to its own bars, most refused and nearly all stopped, and
-# the post's shares are printed beside them.
+# points), here in the page's pen and from another seed. The post measures 300 new scribbles in one box, in the
+# cure's pens (`scribbles_one_box_refused`, `scribbles_one_box_stopped`), beside its scribbles of one to three
+# boxes, which are refused more often (each box is a chance to see no digit). The page is held to its own bars,
+# most refused and nearly all refused or flagged, and its refused share to the post's one-box share less 2.33
+# standard errors of the difference (one-sided, 1 %): the page's one pen against the cure's many is the only
+# change. (Until 2026-12-07 the post reported the mixed scribbles alone, and the page's one-box share looked like
+# a gap of 10 points.)
 SCRIBBLES, MOSTLY, NEARLY_ALL = 80, 0.7, 0.9
+POST_SCRIBBLES = 300
 
 
 def posts_scribble_shares():
-    """The shares of new scribbles the handwriting post's run (the one that made reader/model) read as nothing,
-    and refused or flagged."""
+    """The shares of new one-box scribbles the handwriting post's run (the one that made reader/model) read as
+    nothing, and refused or flagged."""
     from tools.core.notebooks import read_notebook
     from tools.live.reader_model import exporting_post
     from tools.numbers.bindings import recorded_results
     records, _ = recorded_results(read_notebook(exporting_post()))
-    return records["scribbles_refused"].number / 100, records["scribbles_stopped"].number / 100
+    return records["scribbles_one_box_refused"].number / 100, records["scribbles_one_box_stopped"].number / 100
+
+
+def below_by_chance(share, count, reference, reference_count, z=2.33):
+    """Whether `share` of `count` lies more than z standard errors of the difference below `reference` of
+    `reference_count`: a real shortfall, not sampling."""
+    pooled = (share * count + reference * reference_count) / (count + reference_count)
+    error = math.sqrt(pooled * (1 - pooled) * (1 / count + 1 / reference_count))
+    return reference - share > z * error
 
 
 def test_scribbles_inside_one_box_mostly_get_not_digits(page):
@@ -306,12 +316,21 @@ def test_scribbles_inside_one_box_mostly_get_not_digits(page):
     refused = sum(message.startswith(NOT_DIGITS) for message in said)
     unsure = sum("unsure" in message for message in said if not message.startswith(NOT_DIGITS))
     refused_by_post, stopped_by_post = posts_scribble_shares()
-    print(f"\nlive reader: {refused} of {SCRIBBLES} scribbles get {NOT_DIGITS!r}, {unsure} more an unsure flag "
-          f"(the post, of its 300 in the cure's pens: {refused_by_post:.1%} read as nothing, {stopped_by_post:.1%} "
-          f"refused or flagged); the others: {[m for m in said if not m.startswith(NOT_DIGITS)][:5]}")
-    assert refused_by_post >= MOSTLY, f"the post's reader reads only {refused_by_post:.1%} of new scribbles as nothing"
+    print(f"\nlive reader: {refused} of {SCRIBBLES} one-box scribbles get {NOT_DIGITS!r}, {unsure} more an unsure "
+          f"flag (the post, of its {POST_SCRIBBLES} in one box in the cure's pens: {refused_by_post:.1%} read as "
+          f"nothing, {stopped_by_post:.1%} refused or flagged); the others: "
+          f"{[m for m in said if not m.startswith(NOT_DIGITS)][:5]}")
     assert refused >= MOSTLY * SCRIBBLES, said
     assert refused + unsure >= NEARLY_ALL * SCRIBBLES, [m for m in said if not m.startswith(NOT_DIGITS)]
+    assert not below_by_chance(refused / SCRIBBLES, SCRIBBLES, refused_by_post, POST_SCRIBBLES), (
+        f"the page refuses {refused} of {SCRIBBLES} one-box scribbles, the post {refused_by_post:.1%} of its "
+        f"{POST_SCRIBBLES}: more apart than sampling explains")
+
+
+def test_a_shortfall_is_told_from_sampling():
+    # 58 of 80 against 86 % of 300 is the gap the mixed scribbles showed; 58 of 80 against 78 % is sampling
+    assert below_by_chance(58 / 80, 80, 0.86, 300)
+    assert not below_by_chance(58 / 80, 80, 0.78, 300)
 
 
 @pytest.mark.parametrize("name", [*HARD_MESSAGES, *HINTED_READS])
