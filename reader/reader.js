@@ -398,9 +398,8 @@ function shiftedPixels(pixels, dx, dy) {
 // (one encoder and one decoder run for all of them). Without shifts it is the canvas's own.
 async function steadyConfidence({ ort, encoder, decoder }, pixels, chosen, own, shifts, temperature) {
   if (!shifts.length) return own;
-  const copies = shifts.length, size = HEIGHT * WIDTH;
-  const images = new Float32Array(copies * size);
-  shifts.forEach(([dx, dy], i) => images.set(shiftedPixels(pixels, dx, dy), i * size));
+  const copies = shifts.length;
+  const images = viewsOf(pixels, shifts).subarray(HEIGHT * WIDTH);  // the copies without the drawing
   const { memory } = await encoder.run({ image: new ort.Tensor("float32", images, [copies, 1, HEIGHT, WIDTH]) });
   const fed = [START, ...chosen.slice(0, -1)];
   const tokens = BigInt64Array.from(shifts.flatMap(() => fed), BigInt);

@@ -15,6 +15,7 @@ from pathlib import Path
 import torch
 
 import _reader
+from _cure import reading_confidence
 from tools.core.notebooks import POSTS_DIR
 from tools.live import pen_set
 from tools.live.onnx_reading import onnx_reader, read_all, read_together, shifted
@@ -23,16 +24,13 @@ DEFAULT_FOLDER = POSTS_DIR / "2026-07-09-reading-handwriting" / "model"
 
 
 def view_products(reader, images, readings, shifts, temperature):
-    """(N, views): each view's temperature-scaled product for the reading, up to its first <end>."""
+    """(N, views): each view's temperature-scaled product for the reading, up to its first <end> (the
+    post's reading_confidence, exported to _cure.py)."""
     fed = torch.cat([torch.full((len(readings), 1), _reader.START), readings[:, :-1]], dim=1)
-    steps = torch.arange(readings.shape[1]).expand_as(readings)
-    last = torch.where(readings == _reader.END, steps, readings.shape[1] - 1).min(dim=1, keepdim=True).values
-    products = []
-    for dx, dy in ((0, 0), *shifts):
-        logits = reader.decode(fed, reader.encode(shifted(images, dx, dy)))
-        chosen = (logits / temperature).softmax(-1).gather(-1, readings[..., None])[..., 0]
-        products.append(torch.where(steps <= last, chosen, torch.ones_like(chosen)).prod(dim=1))
-    return torch.stack(products, dim=1)
+
+    def product(view):
+        return reading_confidence(readings, (reader.decode(fed, reader.encode(view)) / temperature).softmax(-1))
+    return torch.stack([product(shifted(images, dx, dy)) for dx, dy in ((0, 0), *shifts)], dim=1)
 
 
 def flagged(readings, steady, below):
